@@ -1,0 +1,217 @@
+"""TeraxApp: the server extension's wiring, and ``jupyter terax [PATH]``."""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+import sys
+from typing import Any
+
+from jupyter_core.paths import jupyter_data_dir, jupyter_runtime_dir
+from jupyter_server.extension.application import ExtensionApp
+from jupyter_server.serverapp import aliases as server_aliases
+from jupyter_server.serverapp import flags as server_flags
+from traitlets import Bool, List, Unicode
+
+from terax_jupyter._version import __version__
+from terax_jupyter.base import SETTINGS_KEY
+from terax_jupyter.context import TeraxContext
+from terax_jupyter.security import (
+    AuditLog,
+    DenyList,
+    PathGuard,
+    Redactor,
+    SecurityLayer,
+    WorkspaceRoots,
+)
+from terax_jupyter.services.fs import handlers as fs_handlers
+from terax_jupyter.services.fs.grep import GrepSearch
+from terax_jupyter.services.fs.manager import FileManager
+from terax_jupyter.services.fs.search import FileSearch
+from terax_jupyter.services.fs.watch import WatchService
+from terax_jupyter.services.meta import handlers as meta_handlers
+from terax_jupyter.services.workspace import handlers as workspace_handlers
+
+HANDLER_MODULES = (fs_handlers, workspace_handlers, meta_handlers)
+
+_flags: dict[str, Any] = {
+    "read-only": ({"TeraxApp": {"read_only": True}}, "Refuse every write through Terax."),
+}
+
+
+class TeraxApp(ExtensionApp):
+    """Terax inside Jupyter: the security layer, the managers, and their REST/WebSocket API."""
+
+    name = "terax"
+    description = "A terminal-first, AI-native development environment inside JupyterLab."
+    version = __version__
+    extension_url = "/lab"
+    load_other_extensions = True
+    flags = _flags  # type: ignore[assignment]
+
+    read_only = Bool(False, help="Refuse every write made through Terax (files, agent edits).").tag(
+        config=True
+    )
+    extra_roots = List(
+        Unicode(), help="Folders besides the server root that Terax tools may use."
+    ).tag(config=True)
+    allow_user_roots = Bool(
+        True, help="Whether users may add workspace roots (each addition is audited)."
+    ).tag(config=True)
+    extra_deny_patterns = List(
+        Unicode(),
+        help="More gitignore-style patterns no Terax tool may read or write (adds to the built-in list).",
+    ).tag(config=True)
+    extra_deny_prefixes = List(
+        Unicode(), help="More absolute folders no Terax tool may read or write."
+    ).tag(config=True)
+    extra_write_deny_prefixes = List(
+        Unicode(), help="More absolute folders Terax tools may read (inside a root) but never write."
+    ).tag(config=True)
+    data_dir = Unicode(
+        help="Where Terax keeps its own state (audit log, user roots). Default: <jupyter data dir>/terax."
+    ).tag(config=True)
+
+    def initialize_settings(self) -> None:
+        assert self.serverapp is not None
+        data_dir = self.data_dir or os.path.join(jupyter_data_dir(), "terax")
+        redactor = Redactor()
+        deny = DenyList(
+            extra_patterns=self.extra_deny_patterns,
+            # The server's own secrets: the token and cookie secret, kernel keys, our state.
+            extra_prefixes=[*self.extra_deny_prefixes, jupyter_runtime_dir(), data_dir],
+            extra_write_prefixes=self.extra_write_deny_prefixes,
+        )
+        audit = AuditLog(os.path.join(data_dir, "audit.jsonl"), redactor)
+        roots = WorkspaceRoots(
+            self.serverapp.root_dir,
+            deny,
+            admin_roots=self.extra_roots,
+            store_path=os.path.join(data_dir, "workspace-roots.json"),
+            audit=audit,
+            allow_user_roots=self.allow_user_roots,
+        )
+        security = SecurityLayer(
+            paths=PathGuard(roots, deny, read_only=self.read_only),
+            roots=roots,
+            deny=deny,
+            redactor=redactor,
+            audit=audit,
+        )
+        search = FileSearch(security, parent=self)
+        watch = WatchService(security, parent=self)
+        watch.listeners.append(lambda kind, path: search.invalidate(os.path.dirname(path)))
+        self.context = TeraxContext(
+            security=security,
+            files=FileManager(security, parent=self),
+            search=search,
+            grep=GrepSearch(security, parent=self),
+            watch=watch,
+        )
+        self.settings[SETTINGS_KEY] = self.context
+
+    def initialize_handlers(self) -> None:
+        for module in HANDLER_MODULES:
+            self.handlers.extend(module.default_handlers)
+
+    async def stop_extension(self) -> None:
+        context = getattr(self, "context", None)
+        if context is not None:
+            await context.close()
+
+
+class LaunchError(Exception):
+    """A reason ``jupyter terax`` cannot start, said in one line."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``jupyter terax [PATH] [server options]``: Lab with the Terax panels, rooted at PATH."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    try:
+        arguments = preflight(arguments)
+    except LaunchError as error:
+        print(f"jupyter terax: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
+    TeraxApp.launch_instance(arguments)
+
+
+def preflight(arguments: list[str]) -> list[str]:
+    """Check PATH and an explicit port before the server starts; return the arguments to use."""
+    positional, options = _split_arguments(arguments)
+    if len(positional) > 1:
+        raise LaunchError(f"give one PATH, not {len(positional)}: {' '.join(positional)}")
+    if positional:
+        path = os.path.abspath(os.path.expanduser(positional[0]))
+        if not os.path.exists(path):
+            raise LaunchError(f"{positional[0]}: no such file or folder")
+        folder = path if os.path.isdir(path) else os.path.dirname(path)
+        if not os.access(folder, os.R_OK | os.X_OK):
+            raise LaunchError(f"{positional[0]}: permission denied (the folder cannot be read)")
+    elif not os.access(os.getcwd(), os.R_OK | os.X_OK):
+        raise LaunchError("the current folder cannot be read; give a PATH")
+    port = options.get("port") or options.get("ServerApp.port") or os.environ.get("JUPYTER_PORT")
+    if port is not None:
+        try:
+            number = int(port)
+        except ValueError:
+            raise LaunchError(f"--port must be a number, not '{port}'") from None
+        if not 0 <= number <= 65535:
+            raise LaunchError(f"--port must be between 0 and 65535, not {number}")
+        ip = options.get("ip") or options.get("ServerApp.ip") or "localhost"
+        if number and _port_in_use(ip, number):
+            raise LaunchError(f"port {number} on {ip} is already in use; choose another with --port")
+        if "port-retries" not in options and "ServerApp.port_retries" not in options:
+            arguments = [*arguments, "--ServerApp.port_retries=0"]
+    return arguments
+
+
+def _split_arguments(arguments: list[str]) -> tuple[list[str], dict[str, str]]:
+    """Positional arguments and ``--name value`` options, the way traitlets reads them."""
+    valueless = {str(name) for name in server_flags} | set(_flags)
+    value_taking = {str(name) for name in server_aliases}
+    positional: list[str] = []
+    options: dict[str, str] = {}
+    index = 0
+    while index < len(arguments):
+        argument = arguments[index]
+        index += 1
+        if not argument.startswith("-") or argument == "-":
+            positional.append(argument)
+            continue
+        name = argument.lstrip("-")
+        if "=" in name:
+            key, value = name.split("=", 1)
+            options[key] = value
+        elif name in valueless:
+            options[name] = ""
+        elif (name in value_taking or "." in name) and index < len(arguments):
+            options[name] = arguments[index]
+            index += 1
+        else:
+            options[name] = ""
+    return positional, options
+
+
+def _port_in_use(ip: str, port: int) -> bool:
+    try:
+        infos = socket.getaddrinfo(ip, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as error:
+        raise LaunchError(f"cannot resolve --ip {ip}: {error.strerror}") from None
+    for family, kind, proto, _, address in infos:
+        with socket.socket(family, kind, proto) as probe:
+            if hasattr(socket, "SO_REUSEADDR") and os.name != "nt":
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as error:
+                if error.errno == errno.EADDRINUSE:
+                    return True
+                if error.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
+                    continue
+                raise LaunchError(f"cannot listen on {ip}:{port}: {error.strerror}") from None
+    return False
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,28 @@
+"""The objects one server shares between its handlers: security layer and managers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from terax_jupyter.security import SecurityLayer
+    from terax_jupyter.services.fs.grep import GrepSearch
+    from terax_jupyter.services.fs.manager import FileManager
+    from terax_jupyter.services.fs.search import FileSearch
+    from terax_jupyter.services.fs.watch import WatchService
+
+
+@dataclass
+class TeraxContext:
+    security: SecurityLayer
+    files: FileManager
+    search: FileSearch
+    grep: GrepSearch
+    watch: WatchService
+
+    def on_roots_changed(self) -> None:
+        self.search.invalidate()
+
+    async def close(self) -> None:
+        self.watch.stop()

@@ -1,0 +1,62 @@
+"""The OpenAPI document of the whole REST API, composed from each area's fragment."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from terax_jupyter._version import __version__
+from terax_jupyter.apispec import ERRORS
+from terax_jupyter.services.fs import openapi as fs_openapi
+from terax_jupyter.services.meta import openapi as meta_openapi
+from terax_jupyter.services.workspace import openapi as workspace_openapi
+
+FRAGMENTS = (fs_openapi, workspace_openapi, meta_openapi)
+
+ERROR_SCHEMA = {
+    "type": "object",
+    "required": ["message", "reason"],
+    "properties": {
+        "message": {"type": "string", "description": "For a person; safe to show as is."},
+        "reason": {"type": "string", "description": "A short stable code for programs."},
+    },
+}
+
+
+def openapi_document(base_url: str = "/") -> dict[str, Any]:
+    paths: dict[str, Any] = {}
+    schemas: dict[str, Any] = {"Error": ERROR_SCHEMA}
+    for fragment in FRAGMENTS:
+        paths.update(fragment.PATHS)
+        schemas.update(fragment.SCHEMAS)
+    return {
+        "openapi": "3.0.3",
+        "info": {
+            "title": "Terax for Jupyter",
+            "version": __version__,
+            "description": (
+                "Every path, command and URL passes the server's security layer. Errors are "
+                "JSON objects with 'message' and 'reason'."
+            ),
+        },
+        "servers": [{"url": base_url.rstrip("/") or "/"}],
+        "security": [{"token": []}],
+        "components": {
+            "securitySchemes": {
+                "token": {
+                    "type": "apiKey",
+                    "in": "header",
+                    "name": "Authorization",
+                    "description": "'token <jupyter server token>'",
+                }
+            },
+            "schemas": schemas,
+            "responses": {
+                status: {
+                    "description": text,
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+                }
+                for status, text in ERRORS.items()
+            },
+        },
+        "paths": paths,
+    }

@@ -1,0 +1,103 @@
+"""Redaction of secrets in text bound for logs, the audit, the sessions store or the browser."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+REDACTED = "[REDACTED]"
+
+# Shapes of well-known credentials. Each pattern's first group, when present, is kept.
+_PATTERNS: tuple[re.Pattern[str], ...] = (
+    # PEM private keys (whole block).
+    re.compile(
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
+        re.DOTALL,
+    ),
+    # Provider API keys.
+    re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{16,}"),
+    re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
+    re.compile(r"\bgsk_[A-Za-z0-9]{20,}"),
+    re.compile(r"\bxai-[A-Za-z0-9]{20,}"),
+    re.compile(r"\bcsk-[A-Za-z0-9]{20,}"),
+    re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"),
+    re.compile(r"\bhf_[A-Za-z0-9]{30,}"),
+    # Source hosts and chat.
+    re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}"),
+    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{40,}"),
+    re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}"),
+    re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
+    # Cloud.
+    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    # JSON web tokens.
+    re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    # Credentials in URLs: keep scheme and user, drop the password.
+    re.compile(r"(?<=://)([^/\s:@]+):[^/\s@]+(?=@)"),
+    # Authorization headers.
+    re.compile(r"(?i)(\b(?:authorization|proxy-authorization)\s*[:=]\s*(?:bearer|basic|token)\s+)\S+"),
+    re.compile(r"(?i)(\bbearer\s+)[A-Za-z0-9_\-.=+/]{16,}"),
+    # key=value and "key": "value" assignments with secret-looking names.
+    re.compile(
+        r"(?i)(\b[\w.\-]*(?:api[_-]?key|secret|passwd|password|token|access[_-]?key)[\w.\-]*"
+        r"[\"']?\s*[:=]\s*[\"']?)[^\s\"',;]{6,}"
+    ),
+)
+
+
+class Redactor:
+    """Replaces known secret values and credential-shaped strings with ``[REDACTED]``.
+
+    Known values (keys the secrets service holds) are matched exactly, longest
+    first, so a key that matches no pattern is still never written anywhere.
+    """
+
+    def __init__(self) -> None:
+        self._known: set[str] = set()
+        self._known_pattern: re.Pattern[str] | None = None
+        self._lock = threading.Lock()
+
+    def add_secret(self, value: str) -> None:
+        """Remember a secret value (values shorter than 6 characters would redact noise)."""
+        if len(value) < 6:
+            return
+        with self._lock:
+            self._known.add(value)
+            self._known_pattern = _alternation(self._known)
+
+    def forget_secret(self, value: str) -> None:
+        with self._lock:
+            self._known.discard(value)
+            self._known_pattern = _alternation(self._known) if self._known else None
+
+    def redact(self, text: str) -> str:
+        if not text:
+            return text
+        known = self._known_pattern
+        if known is not None:
+            text = known.sub(REDACTED, text)
+        for pattern in _PATTERNS:
+            text = pattern.sub(_keep_prefix, text)
+        return text
+
+
+def _keep_prefix(match: re.Match[str]) -> str:
+    if match.re.groups and match.group(1) is not None:
+        prefix = match.group(1)
+        # The URL rule's group is the user name: keep it and its colon.
+        if match.re.pattern.startswith("(?<=://)"):
+            return f"{prefix}:{REDACTED}"
+        return prefix + REDACTED
+    return REDACTED
+
+
+def _alternation(values: set[str]) -> re.Pattern[str]:
+    ordered = sorted(values, key=len, reverse=True)
+    return re.compile("|".join(re.escape(v) for v in ordered))
+
+
+def redact(text: str) -> str:
+    """Redact credential-shaped strings (no known values): for callers without a Redactor."""
+    return _DEFAULT.redact(text)
+
+
+_DEFAULT = Redactor()

@@ -1,0 +1,1 @@
+"""File-system service: read, write, list, search, grep, glob and watch inside workspace roots."""

@@ -1,0 +1,163 @@
+"""Run ripgrep: the file list for the fuzzy index, and streaming JSON matches for grep."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import sysconfig
+from typing import TYPE_CHECKING, Any
+
+from terax_jupyter.exceptions import InvalidPattern, Timeout
+from terax_jupyter.security.denylist import SEARCH_EXCLUDE_GLOBS
+from terax_jupyter.services.fs.ignore import PRUNED_DIRECTORIES
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+_STDOUT_LIMIT = 1 << 24  # longest single line asyncio will buffer (a 16 MiB JSON line)
+
+
+def find_ripgrep(configured: str = "") -> str | None:
+    """The rg binary: configured path, the ``ripgrep`` wheel's beside this Python, then PATH."""
+    if configured:
+        return configured if os.access(configured, os.X_OK) else None
+    name = "rg.exe" if os.name == "nt" else "rg"
+    bundled = os.path.join(sysconfig.get_path("scripts"), name)
+    if os.access(bundled, os.X_OK):
+        return bundled
+    return shutil.which("rg")
+
+
+def common_arguments() -> list[str]:
+    """Flags shared by listing and grep: hidden files yes, .gitignore yes, secrets and junk no."""
+    arguments = ["--no-config", "--hidden", "--no-require-git", "--no-follow"]
+    for name in sorted(PRUNED_DIRECTORIES):
+        arguments += ["--glob", f"!{name}/"]
+    for glob in SEARCH_EXCLUDE_GLOBS:
+        arguments += ["--iglob", f"!{glob}"]
+    return arguments
+
+
+async def list_files(rg: str, top: str, *, max_files: int, timeout: float) -> tuple[list[str], bool]:
+    """Relative paths of the files under ``top`` and whether ``max_files`` cut the list."""
+    process = await asyncio.create_subprocess_exec(
+        rg,
+        "--files",
+        "--null",
+        *common_arguments(),
+        cwd=top,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert process.stdout is not None
+    stdout = process.stdout
+    files: list[str] = []
+    state = {"truncated": False}
+
+    async def read_all() -> None:
+        remainder = b""
+        while True:
+            chunk = await stdout.read(1 << 20)
+            if not chunk:
+                return
+            parts = (remainder + chunk).split(b"\0")
+            remainder = parts.pop()
+            files.extend(os.fsdecode(p) for p in parts)
+            if len(files) >= max_files:
+                state["truncated"] = True
+                return
+
+    try:
+        await asyncio.wait_for(read_all(), timeout)
+    except asyncio.TimeoutError:
+        state["truncated"] = True
+    finally:
+        await _stop(process)
+    del files[max_files:]
+    return files, state["truncated"]
+
+
+async def grep(
+    rg: str,
+    top: str,
+    pattern: str,
+    *,
+    fixed_strings: bool,
+    case: str,
+    whole_word: bool,
+    include: list[str],
+    exclude: list[str],
+    max_filesize: int,
+) -> AsyncIterator[dict[str, Any]]:
+    """Yield rg's JSON events (``begin``, ``match``, ``end``, ``summary``) as they arrive.
+
+    A pattern rg refuses raises InvalidPattern before anything is yielded.
+    Closing the iterator stops rg.
+    """
+    arguments = [
+        "--json",
+        *common_arguments(),
+        f"--max-filesize={max_filesize}",
+        {"sensitive": "--case-sensitive", "insensitive": "--ignore-case"}.get(case, "--smart-case"),
+    ]
+    if fixed_strings:
+        arguments.append("--fixed-strings")
+    if whole_word:
+        arguments.append("--word-regexp")
+    for glob in include:
+        arguments += ["--glob", glob]
+    for glob in exclude:
+        arguments += ["--glob", f"!{glob}"]
+    process = await asyncio.create_subprocess_exec(
+        rg,
+        *arguments,
+        "--regexp",
+        pattern,
+        "--",
+        ".",
+        cwd=top,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        limit=_STDOUT_LIMIT,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    try:
+        first = await process.stdout.readline()
+        if not first:
+            code = await process.wait()
+            if code == 2:
+                message = (await process.stderr.read(4096)).decode("utf-8", "replace").strip()
+                raise InvalidPattern(_pattern_error(message))
+            return
+        line = first
+        while line:
+            try:
+                yield json.loads(line)
+            except ValueError:
+                pass
+            line = await process.stdout.readline()
+    except ValueError:
+        # A line longer than the stream limit: stop here rather than buffer without bound.
+        raise Timeout("ripgrep produced a line too long to handle.", reason="line_too_long") from None
+    finally:
+        await _stop(process)
+
+
+def _pattern_error(message: str) -> str:
+    lines = [line for line in message.splitlines() if line.strip()]
+    detail = lines[-1].removeprefix("error: ") if lines else "the pattern is not valid"
+    return f"The search pattern is not valid: {detail}."
+
+
+async def _stop(process: asyncio.subprocess.Process) -> None:
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+    with contextlib.suppress(Exception):
+        await process.wait()
+

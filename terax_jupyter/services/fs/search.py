@@ -1,0 +1,207 @@
+"""FileSearch: a per-folder file index kept fresh in the background, fuzzy search and glob."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import stat
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from traitlets import Float, Int, Unicode
+from traitlets.config import LoggingConfigurable
+from wcmatch import glob as wcglob
+
+from terax_jupyter.exceptions import InvalidPattern, InvalidRequest
+from terax_jupyter.security import Access, fileio
+from terax_jupyter.security.walk import walk_files
+from terax_jupyter.services.fs import ripgrep
+from terax_jupyter.services.fs.fuzzy import FileList, rank
+from terax_jupyter.services.fs.ignore import PRUNED_DIRECTORIES, IgnoreRules
+
+if TYPE_CHECKING:
+    from terax_jupyter.security import CheckedPath, SecurityLayer
+
+_GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.BRACE | wcglob.DOTGLOB | wcglob.EXTGLOB
+
+
+@dataclass
+class FileIndex:
+    """The file list of one folder and how it was made."""
+
+    top: str
+    files: FileList
+    built_at: float
+    build_seconds: float
+    truncated: bool
+    engine: str
+    stale: bool = False
+    refreshing: asyncio.Task[None] | None = field(default=None, repr=False)
+
+
+class FileSearch(LoggingConfigurable):
+    """Quick-open search and glob over an index built with ``rg --files`` (or a Python walk)."""
+
+    max_files = Int(500_000, help="Most files one index holds; a larger tree is cut.").tag(config=True)
+    scan_time_limit = Float(30.0, help="Seconds an index build may take before it is cut.").tag(config=True)
+    index_ttl = Float(
+        30.0, help="Seconds after which an index is rebuilt in the background on next use."
+    ).tag(config=True)
+    ripgrep_path = Unicode("", help="Path of the rg binary; empty finds the bundled one.").tag(config=True)
+
+    def __init__(self, security: SecurityLayer, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.security = security
+        self._indexes: dict[str, FileIndex] = {}
+        self._builds: dict[str, asyncio.Task[FileIndex]] = {}
+
+    @property
+    def ripgrep(self) -> str | None:
+        return ripgrep.find_ripgrep(self.ripgrep_path)
+
+    # -- queries ---------------------------------------------------------------------
+
+    async def search(self, query: str, *, path: str = "", limit: int = 50) -> dict[str, Any]:
+        top = self._folder(path)
+        index = await self.index_for(top)
+        started = time.perf_counter()
+        matches = await asyncio.to_thread(rank, query, index.files, limit)
+        prefix = self._prefix(top)
+        return {
+            "query": query,
+            "results": [
+                {"path": prefix + m.path, "score": round(m.score, 2), "positions": [p + len(prefix) for p in m.positions]}
+                for m in matches
+            ],
+            **self._index_facts(index),
+            "elapsed_ms": round((time.perf_counter() - started) * 1000, 2),
+        }
+
+    async def glob(self, pattern: str, *, path: str = "", limit: int = 5000) -> dict[str, Any]:
+        if not pattern.strip():
+            raise InvalidPattern("The glob pattern is empty.")
+        try:
+            expressions = wcglob.translate(pattern.strip(), flags=_GLOB_FLAGS)[0]
+            compiled = [re.compile(e) for e in expressions]
+        except (ValueError, re.error) as error:
+            raise InvalidPattern(f"The glob pattern is not valid: {error}.") from None
+        top = self._folder(path)
+        index = await self.index_for(top)
+
+        def run() -> tuple[list[str], bool]:
+            found: list[str] = []
+            for candidate in index.files.paths:
+                if any(c.match(candidate) for c in compiled):
+                    found.append(candidate)
+                    if len(found) > limit:
+                        return found[:limit], True
+            return sorted(found), False
+
+        found, cut = await asyncio.to_thread(run)
+        prefix = self._prefix(top)
+        return {
+            **self._index_facts(index),
+            "pattern": pattern,
+            "paths": [prefix + p for p in found],
+            "truncated": cut or index.truncated,
+        }
+
+    def invalidate(self, folder: str | None = None) -> None:
+        """Mark indexes stale (all, or those whose folder holds ``folder``)."""
+        for top, index in self._indexes.items():
+            if folder is None or folder == top or folder.startswith(top.rstrip("/") + "/"):
+                index.stale = True
+
+    # -- the index -------------------------------------------------------------------
+
+    async def index_for(self, top: CheckedPath) -> FileIndex:
+        """The folder's index: built on first use, refreshed in the background when stale."""
+        index = self._indexes.get(top.path)
+        if index is None:
+            return await self._build(top)
+        expired = time.monotonic() - index.built_at > self.index_ttl
+        if (index.stale or expired) and (index.refreshing is None or index.refreshing.done()):
+            index.refreshing = asyncio.ensure_future(self._refresh(top))
+        return index
+
+    async def _refresh(self, top: CheckedPath) -> None:
+        try:
+            await self._build(top)
+        except Exception:
+            self.log.exception("Rebuilding the file index of %s failed", top.path)
+
+    async def _build(self, top: CheckedPath) -> FileIndex:
+        task = self._builds.get(top.path)
+        if task is None or task.done():
+            task = asyncio.ensure_future(self._scan(top))
+            self._builds[top.path] = task
+        return await asyncio.shield(task)
+
+    async def _scan(self, top: CheckedPath) -> FileIndex:
+        started = time.perf_counter()
+        rg = self.ripgrep
+        if rg is not None:
+            files, truncated = await ripgrep.list_files(
+                rg, top.path, max_files=self.max_files, timeout=self.scan_time_limit
+            )
+            files = await asyncio.to_thread(self._without_denied, top, files)
+            engine = "ripgrep"
+        else:
+            files, truncated = await asyncio.to_thread(self._walk, top)
+            engine = "python"
+        prepared = await asyncio.to_thread(FileList.build, files)
+        index = FileIndex(
+            top.path,
+            prepared,
+            time.monotonic(),
+            time.perf_counter() - started,
+            truncated,
+            engine,
+        )
+        self._indexes[top.path] = index
+        return index
+
+    def _without_denied(self, top: CheckedPath, files: list[str]) -> list[str]:
+        base = top.path.rstrip("/") + "/"
+        denied = self.security.deny.denied_among([base + f for f in files])
+        return [f for i, f in enumerate(files) if i not in denied] if denied else files
+
+    def _walk(self, top: CheckedPath) -> tuple[list[str], bool]:
+        rules = IgnoreRules(top.path)
+        result = walk_files(
+            top,
+            self.security.deny,
+            skip_directory=lambda path, name: name in PRUNED_DIRECTORIES or rules.is_ignored(path, is_dir=True),
+            skip_file=lambda path: rules.is_ignored(path, is_dir=False),
+            max_files=self.max_files,
+            time_limit=self.scan_time_limit,
+        )
+        return result.files, result.truncated
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _folder(self, path: str) -> CheckedPath:
+        top = self.security.paths.check(path or self.security.roots.server_root, Access.READ)
+        if not _is_directory(top):
+            raise InvalidRequest(f"{path} is not a folder.", reason="not_a_directory")
+        return top
+
+    def _prefix(self, top: CheckedPath) -> str:
+        shown = self.security.paths.display(top.path)
+        return shown + "/" if shown else ""
+
+    @staticmethod
+    def _index_facts(index: FileIndex) -> dict[str, Any]:
+        return {
+            "total_files": len(index.files),
+            "truncated": index.truncated,
+            "engine": index.engine,
+            "index_age_s": round(time.monotonic() - index.built_at, 2),
+            "index_build_ms": round(index.build_seconds * 1000, 1),
+            "refreshing": index.refreshing is not None and not index.refreshing.done(),
+        }
+
+
+def _is_directory(top: CheckedPath) -> bool:
+    return stat.S_ISDIR(fileio.stat_path(top).st_mode)

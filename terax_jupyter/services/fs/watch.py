@@ -1,0 +1,192 @@
+"""WatchService: file-change events for folders, debounced into batches, bounded per subscriber."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from traitlets import Float, Int
+from traitlets.config import LoggingConfigurable
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+
+from terax_jupyter.exceptions import InvalidRequest
+from terax_jupyter.security import Access
+from terax_jupyter.security.workspace import is_within
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from watchdog.observers.api import ObservedWatch
+
+    from terax_jupyter.security import SecurityLayer
+
+_KINDS = {"created", "deleted", "modified", "moved"}
+
+@dataclass(frozen=True)
+class Subscription:
+    id: int
+    folder: str
+    recursive: bool
+
+
+class _Subscriber:
+    """Collects one subscription's events off the observer thread; flushes on the event loop."""
+
+    def __init__(
+        self,
+        subscription: Subscription,
+        loop: asyncio.AbstractEventLoop,
+        deliver: Callable[[list[dict[str, Any]] | None], None],
+        debounce: float,
+        max_pending: int,
+    ) -> None:
+        self.subscription = subscription
+        self._loop = loop
+        self._deliver = deliver
+        self._debounce = debounce
+        self._max_pending = max_pending
+        self._lock = threading.Lock()
+        self._pending: dict[str, dict[str, Any]] = {}
+        self._overflow = False
+        self._scheduled = False
+
+    def covers(self, path: str) -> bool:
+        folder = self.subscription.folder
+        if self.subscription.recursive:
+            return is_within(path, folder)
+        return os.path.dirname(path) == folder or path == folder
+
+    def push(self, event: dict[str, Any]) -> None:
+        with self._lock:
+            if not self._overflow:
+                earlier = self._pending.get(event["path"])
+                if earlier is not None and earlier["kind"] == "created" and event["kind"] == "modified":
+                    pass
+                elif len(self._pending) >= self._max_pending and earlier is None:
+                    self._overflow = True
+                    self._pending.clear()
+                else:
+                    self._pending[event["path"]] = event
+            if self._scheduled:
+                return
+            self._scheduled = True
+        self._loop.call_soon_threadsafe(self._loop.call_later, self._debounce, self._flush)
+
+    def _flush(self) -> None:
+        with self._lock:
+            events = list(self._pending.values())
+            overflow = self._overflow
+            self._pending.clear()
+            self._overflow = False
+            self._scheduled = False
+        self._deliver(None if overflow else events)
+
+
+class _Dispatcher(FileSystemEventHandler):
+    def __init__(self, service: WatchService) -> None:
+        self._service = service
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in _KINDS:
+            self._service.dispatch(event)
+
+
+class WatchService(LoggingConfigurable):
+    """One watchdog observer for the server; subscribers get batched, filtered events."""
+
+    debounce = Float(0.15, help="Seconds events are gathered before a batch is sent.").tag(config=True)
+    max_pending = Int(2000, help="Distinct paths per batch before it becomes an overflow notice.").tag(
+        config=True
+    )
+
+    def __init__(self, security: SecurityLayer, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.security = security
+        self._observer: Any = None
+        self._watches: dict[tuple[str, bool], tuple[ObservedWatch, int]] = {}
+        self._subscribers: dict[int, _Subscriber] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self.listeners: list[Callable[[str, str], None]] = []
+
+    def subscribe(
+        self,
+        path: str,
+        deliver: Callable[[list[dict[str, Any]] | None], None],
+        *,
+        recursive: bool = True,
+    ) -> Subscription:
+        """Watch a folder. ``deliver`` gets a list of events, or None when events were dropped."""
+        folder = self.security.paths.check(path or self.security.roots.server_root, Access.READ)
+        if not os.path.isdir(folder.path):
+            raise InvalidRequest(f"{path} is not a folder.", reason="not_a_directory")
+        subscription = Subscription(next(self._ids), folder.path, recursive)
+        subscriber = _Subscriber(subscription, asyncio.get_running_loop(), deliver, self.debounce, self.max_pending)
+        with self._lock:
+            observer = self._ensure_observer()
+            key = (folder.path, recursive)
+            watch, count = self._watches.get(key, (None, 0))
+            if watch is None:
+                watch = observer.schedule(_Dispatcher(self), folder.path, recursive=recursive)
+            self._watches[key] = (watch, count + 1)
+            self._subscribers[subscription.id] = subscriber
+        return subscription
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        with self._lock:
+            if self._subscribers.pop(subscription.id, None) is None:
+                return
+            key = (subscription.folder, subscription.recursive)
+            watch, count = self._watches.get(key, (None, 0))
+            if watch is None:
+                return
+            if count <= 1:
+                del self._watches[key]
+                self._observer.unschedule(watch)
+            else:
+                self._watches[key] = (watch, count - 1)
+
+    def dispatch(self, event: FileSystemEvent) -> None:
+        """Observer thread: turn one raw event into a client event for each subscriber."""
+        source = os.fsdecode(event.src_path)
+        target = os.fsdecode(event.dest_path) if event.dest_path else None
+        deny = self.security.deny
+        if deny.check(source, write=False) is not None and (target is None or deny.check(target, write=False) is not None):
+            return
+        display = self.security.paths.display
+        payload: dict[str, Any] = {
+            "kind": event.event_type,
+            "path": display(source),
+            "directory": event.is_directory,
+        }
+        if target is not None:
+            payload["dest"] = display(target)
+        if event.event_type != "modified" or not event.is_directory:
+            for listener in list(self.listeners):
+                listener(event.event_type, source)
+        with self._lock:
+            subscribers = list(self._subscribers.values())
+        for subscriber in subscribers:
+            if subscriber.covers(source) or (target is not None and subscriber.covers(target)):
+                subscriber.push(payload)
+
+    def stop(self) -> None:
+        with self._lock:
+            observer, self._observer = self._observer, None
+            self._watches.clear()
+            self._subscribers.clear()
+        if observer is not None:
+            observer.stop()
+            observer.join(timeout=5)
+
+    def _ensure_observer(self) -> Any:
+        if self._observer is None:
+            self._observer = Observer()
+            self._observer.daemon = True
+            self._observer.start()
+        return self._observer

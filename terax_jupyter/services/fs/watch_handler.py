@@ -1,0 +1,96 @@
+"""The watch WebSocket: clients subscribe to folders and receive batched change events."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from jupyter_server.auth.decorator import ws_authenticated
+
+from terax_jupyter.base import TeraxWebSocketHandler, parse_bool
+from terax_jupyter.exceptions import InvalidRequest, TeraxError
+
+if TYPE_CHECKING:
+    from terax_jupyter.services.fs.watch import Subscription
+
+MAX_SUBSCRIPTIONS = 64
+MAX_MESSAGE_BYTES = 64 * 1024
+
+
+class WatchWebSocket(TeraxWebSocketHandler):
+    """Protocol (JSON text frames).
+
+    client: ``{"op": "subscribe", "id": "a", "path": "src", "recursive": true}``,
+    ``{"op": "unsubscribe", "id": "a"}``.
+    server: ``{"type": "subscribed", "id", "path"}``, ``{"type": "changes", "id",
+    "events": [{"kind", "path", "dest"?, "directory"}]}``, ``{"type": "overflow", "id"}``
+    (events were dropped: rescan), ``{"type": "error", "id", "message", "reason"}``.
+    """
+
+    auth_resource = "terax.fs"
+
+    def initialize(self) -> None:
+        self._subscriptions: dict[str, Subscription] = {}
+
+    @ws_authenticated
+    async def get(self, *args: Any, **kwargs: Any) -> None:
+        await self.authorize_execute()
+        await super().get(*args, **kwargs)
+
+    def on_message(self, message: str | bytes) -> None:
+        request_id = None
+        try:
+            if isinstance(message, bytes) or len(message) > MAX_MESSAGE_BYTES:
+                raise InvalidRequest("Messages must be JSON text under 64 KiB.", reason="invalid_message")
+            try:
+                request = json.loads(message)
+            except ValueError:
+                raise InvalidRequest("The message is not valid JSON.", reason="invalid_json") from None
+            if not isinstance(request, dict):
+                raise InvalidRequest("The message must be a JSON object.", reason="invalid_message")
+            request_id = str(request.get("id", ""))
+            if not request_id:
+                raise InvalidRequest("The message needs an 'id'.", reason="missing_parameter")
+            op = request.get("op")
+            if op == "subscribe":
+                self._subscribe(request_id, request)
+            elif op == "unsubscribe":
+                self._unsubscribe(request_id)
+            else:
+                raise InvalidRequest("'op' must be 'subscribe' or 'unsubscribe'.", reason="invalid_message")
+        except TeraxError as error:
+            self.send_json({"type": "error", "id": request_id, "message": error.message, "reason": error.reason})
+
+    def _subscribe(self, request_id: str, request: dict[str, Any]) -> None:
+        if request_id in self._subscriptions:
+            raise InvalidRequest(f"The id '{request_id}' is already subscribed.", reason="duplicate_id")
+        if len(self._subscriptions) >= MAX_SUBSCRIPTIONS:
+            raise InvalidRequest(f"At most {MAX_SUBSCRIPTIONS} folders per connection.", reason="too_many")
+        path = request.get("path", "")
+        if not isinstance(path, str):
+            raise InvalidRequest("'path' must be a string.", reason="invalid_parameter")
+        recursive = parse_bool(request.get("recursive", True), "recursive")
+
+        def deliver(events: list[dict[str, Any]] | None) -> None:
+            if events is None:
+                self.send_json({"type": "overflow", "id": request_id})
+            elif events:
+                self.send_json({"type": "changes", "id": request_id, "events": events})
+
+        subscription = self.terax.watch.subscribe(path, deliver, recursive=recursive)
+        self._subscriptions[request_id] = subscription
+        self.send_json(
+            {"type": "subscribed", "id": request_id, "path": self.terax.security.paths.display(subscription.folder)}
+        )
+
+    def _unsubscribe(self, request_id: str) -> None:
+        subscription = self._subscriptions.pop(request_id, None)
+        if subscription is None:
+            raise InvalidRequest(f"Nothing is subscribed as '{request_id}'.", reason="unknown_id")
+        self.terax.watch.unsubscribe(subscription)
+        self.send_json({"type": "unsubscribed", "id": request_id})
+
+    def on_close(self) -> None:
+        for subscription in self._subscriptions.values():
+            self.terax.watch.unsubscribe(subscription)
+        self._subscriptions.clear()

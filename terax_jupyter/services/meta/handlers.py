@@ -1,0 +1,50 @@
+"""REST handlers for server facts (``/terax/api/info``) and the API description."""
+
+from __future__ import annotations
+
+from jupyter_server.auth.decorator import authorized
+from tornado import web
+
+from terax_jupyter._version import __version__
+from terax_jupyter.base import TeraxAPIHandler
+from terax_jupyter.openapi import openapi_document
+
+AUTH_RESOURCE = "terax.meta"
+
+
+class MetaHandler(TeraxAPIHandler):
+    auth_resource = AUTH_RESOURCE
+
+
+class InfoHandler(MetaHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        terax = self.terax
+        self.finish_json(
+            {
+                "version": __version__,
+                "server_root": terax.security.roots.server_root,
+                "read_only": terax.security.paths.read_only,
+                "search_engine": "ripgrep" if terax.search.ripgrep else "python",
+                "grep_engine": terax.grep.engine(),
+                "limits": {
+                    "max_read_bytes": terax.files.max_read_bytes,
+                    "max_write_bytes": terax.files.max_write_bytes,
+                },
+            }
+        )
+
+
+class OpenAPIHandler(MetaHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        base_url = self.settings.get("base_url", "/")
+        self.finish_json(openapi_document(base_url))
+
+
+default_handlers = [
+    (r"/terax/api/info", InfoHandler),
+    (r"/terax/api/openapi.json", OpenAPIHandler),
+]

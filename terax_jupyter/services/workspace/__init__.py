@@ -1,0 +1,1 @@
+"""Workspace roots: list them, and add or remove a user root by an explicit, audited action."""
