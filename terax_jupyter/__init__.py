@@ -10,7 +10,7 @@ __all__ = ["__version__"]
 
 
 def _jupyter_server_extension_points() -> list[dict[str, Any]]:
-    from terax_jupyter.app import TeraxApp  # noqa: PLC0415  (keep `import terax_jupyter` light)
+    from terax_jupyter.app import TeraxApp
 
     return [{"module": "terax_jupyter", "app": TeraxApp}]
 

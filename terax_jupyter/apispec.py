@@ -27,14 +27,24 @@ def errors(*names: str) -> dict[str, Any]:
     return {codes[name]: {"$ref": f"#/components/responses/{name}"} for name in names}
 
 
-def query(name: str, schema: dict[str, Any], description: str, *, required: bool = False) -> dict[str, Any]:
-    return {"name": name, "in": "query", "required": required, "schema": schema, "description": description}
+def query(
+    name: str, schema: dict[str, Any], description: str, *, required: bool = False
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "query",
+        "required": required,
+        "schema": schema,
+        "description": description,
+    }
 
 
 def json_body(schema_name: str) -> dict[str, Any]:
     return {
         "required": True,
-        "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{schema_name}"}}},
+        "content": {
+            "application/json": {"schema": {"$ref": f"#/components/schemas/{schema_name}"}}
+        },
     }
 
 

@@ -61,16 +61,17 @@ class TeraxApp(ExtensionApp):
     ).tag(config=True)
     extra_deny_patterns = List(
         Unicode(),
-        help="More gitignore-style patterns no Terax tool may read or write (adds to the built-in list).",
+        help="More gitignore-style patterns no Terax tool may read or write (adds to built-ins).",
     ).tag(config=True)
     extra_deny_prefixes = List(
         Unicode(), help="More absolute folders no Terax tool may read or write."
     ).tag(config=True)
     extra_write_deny_prefixes = List(
-        Unicode(), help="More absolute folders Terax tools may read (inside a root) but never write."
+        Unicode(),
+        help="More absolute folders Terax tools may read (inside a root) but never write.",
     ).tag(config=True)
     data_dir = Unicode(
-        help="Where Terax keeps its own state (audit log, user roots). Default: <jupyter data dir>/terax."
+        help="Where Terax keeps its state (audit, user roots); default <jupyter data dir>/terax."
     ).tag(config=True)
 
     def initialize_settings(self) -> None:
@@ -101,10 +102,13 @@ class TeraxApp(ExtensionApp):
         )
         search = FileSearch(security, parent=self)
         watch = WatchService(security, parent=self)
-        watch.listeners.append(lambda kind, path: search.invalidate(os.path.dirname(path)))
+        files = FileManager(security, parent=self)
+        # Changes made through Terax, and changes a watch sees, make the file index stale.
+        for source in (watch, files):
+            source.listeners.append(lambda kind, path: search.invalidate(os.path.dirname(path)))
         self.context = TeraxContext(
             security=security,
-            files=FileManager(security, parent=self),
+            files=files,
             search=search,
             grep=GrepSearch(security, parent=self),
             watch=watch,
@@ -160,7 +164,9 @@ def preflight(arguments: list[str]) -> list[str]:
             raise LaunchError(f"--port must be between 0 and 65535, not {number}")
         ip = options.get("ip") or options.get("ServerApp.ip") or "localhost"
         if number and _port_in_use(ip, number):
-            raise LaunchError(f"port {number} on {ip} is already in use; choose another with --port")
+            raise LaunchError(
+                f"port {number} on {ip} is already in use; choose another with --port"
+            )
         if "port-retries" not in options and "ServerApp.port_retries" not in options:
             arguments = [*arguments, "--ServerApp.port_retries=0"]
     return arguments
@@ -211,7 +217,3 @@ def _port_in_use(ip: str, port: int) -> bool:
                     continue
                 raise LaunchError(f"cannot listen on {ip}:{port}: {error.strerror}") from None
     return False
-
-
-if __name__ == "__main__":
-    main()

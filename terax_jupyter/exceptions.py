@@ -13,7 +13,8 @@ its method resolution order and writes ``{"message", "reason"}``.
     │   ├── OutsideWorkspace        403  the canonical path is in no workspace root
     │   ├── ReadOnlyMode            403  an admin set the server read-only
     │   ├── CommandDenied           403  the shell command guard refused a command
-    │   └── ProtectedPath           403  the target is a workspace root or similar
+    │   ├── ProtectedPath           403  the target is a workspace root or similar
+    │   └── PathChanged             403  a path changed between its check and its use
     ├── NotFound                    404  no such file, directory, session, ...
     ├── Conflict                    409  the world changed under the caller
     │   ├── AlreadyExists           409  the target exists and overwrite was not asked
@@ -80,6 +81,12 @@ class ProtectedPath(AccessDenied):
     reason = "protected_path"
 
 
+class PathChanged(AccessDenied):
+    """A path changed between the check and its use (a swapped-in symlink, a moved folder)."""
+
+    reason = "path_changed"
+
+
 class NotFound(TeraxError):
     reason = "not_found"
 
@@ -127,6 +134,7 @@ HTTP_STATUS: dict[type[TeraxError], int] = {
     ReadOnlyMode: 403,
     CommandDenied: 403,
     ProtectedPath: 403,
+    PathChanged: 403,
     NotFound: 404,
     Conflict: 409,
     AlreadyExists: 409,

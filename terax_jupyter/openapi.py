@@ -53,7 +53,9 @@ def openapi_document(base_url: str = "/") -> dict[str, Any]:
             "responses": {
                 status: {
                     "description": text,
-                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+                    "content": {
+                        "application/json": {"schema": {"$ref": "#/components/schemas/Error"}}
+                    },
                 }
                 for status, text in ERRORS.items()
             },

@@ -8,11 +8,23 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from terax_jupyter.security import (
+    AuditLog,
+    DenyList,
+    PathGuard,
+    Redactor,
+    SecurityLayer,
+    WorkspaceRoots,
+)
+
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
     from pathlib import Path
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
+# Base URLs API tests run under: a plain server, and a JupyterHub single-user server.
+BASE_URLS = ("/", "/user/alice/")
 
 # Environment variables that may hold credentials; no test may see the developer's own.
 SECRET_ENVIRONMENT = (
@@ -50,13 +62,57 @@ def terax_config() -> dict[str, Any]:
 
 @pytest.fixture
 def terax_server_config(terax_config: dict[str, Any]) -> dict[str, Any]:
-    """Server configuration with Terax enabled; a conftest returns it as ``jp_server_config``."""
-    return {
+    """Server configuration with Terax enabled; a conftest returns it as ``jp_server_config``.
+
+    ``terax_config`` is merged section by section, so a test may add ``ServerApp`` options
+    without switching the extension off.
+    """
+    config: dict[str, Any] = {
         "ServerApp": {
             "jpserver_extensions": {"terax_jupyter": True, "jupyter_server_terminals": False},
         },
-        **terax_config,
     }
+    for section, values in terax_config.items():
+        config[section] = {**config.get(section, {}), **values}
+    return config
+
+
+@pytest.fixture
+def terax_security(tmp_path: Path) -> Callable[..., SecurityLayer]:
+    """A factory of security layers over a folder, built the way ``TeraxApp`` builds them.
+
+    ``terax_security(root, read_only=False, extra_roots=(), allow_user_roots=True)``; the
+    audit log and roots store live in a private folder beside the test's files.
+    """
+
+    def build(
+        root: Path | str,
+        *,
+        read_only: bool = False,
+        extra_roots: tuple[str, ...] = (),
+        allow_user_roots: bool = True,
+    ) -> SecurityLayer:
+        state = tmp_path / "terax-state"
+        redactor = Redactor()
+        deny = DenyList(extra_prefixes=[str(state)])
+        audit = AuditLog(str(state / "audit.jsonl"), redactor)
+        roots = WorkspaceRoots(
+            str(root),
+            deny,
+            admin_roots=extra_roots,
+            store_path=str(state / "workspace-roots.json"),
+            audit=audit,
+            allow_user_roots=allow_user_roots,
+        )
+        return SecurityLayer(
+            paths=PathGuard(roots, deny, read_only=read_only),
+            roots=roots,
+            deny=deny,
+            redactor=redactor,
+            audit=audit,
+        )
+
+    return build
 
 
 @pytest.fixture
@@ -84,7 +140,13 @@ def terax_api(jp_fetch: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitabl
         kwargs.setdefault("allow_nonstandard_methods", True)
         response = await jp_fetch("terax", "api", *path.split("/"), method=method, **kwargs)
         text = response.body.decode("utf-8") if response.body else ""
-        return json.loads(text) if text and "json" in response.headers.get("Content-Type", "") and "ndjson" not in response.headers.get("Content-Type", "") else text
+        return (
+            json.loads(text)
+            if text
+            and "json" in response.headers.get("Content-Type", "")
+            and "ndjson" not in response.headers.get("Content-Type", "")
+            else text
+        )
 
     return call
 

@@ -21,13 +21,15 @@ class AuditLog:
         self._lock = threading.Lock()
 
     def record(self, action: str, *, user: str | None, **details: Any) -> dict[str, Any]:
-        entry = {
-            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "action": action,
-            "user": user,
-            **details,
-        }
-        line = self._redactor.redact(json.dumps(entry, sort_keys=True, default=str)) + "\n"
+        entry: dict[str, Any] = self._redactor.redact_data(
+            {
+                "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "action": action,
+                "user": user,
+                **details,
+            }
+        )
+        line = json.dumps(entry, sort_keys=True) + "\n"
         with self._lock:
             os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -38,9 +40,21 @@ class AuditLog:
         return entry
 
     def entries(self) -> list[dict[str, Any]]:
-        """Every entry, oldest first (for the API and tests; the file is small by nature)."""
+        """Every entry, oldest first (for the API and tests; the file is small by nature).
+
+        A line that is not a JSON object (a write cut short by a crash) is passed over
+        rather than making the whole record unreadable.
+        """
+        entries = []
         try:
-            with open(self.path, encoding="utf-8") as handle:
-                return [json.loads(line) for line in handle if line.strip()]
+            with open(self.path, encoding="utf-8", errors="replace") as handle:
+                for line in handle:
+                    try:
+                        entry = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(entry, dict):
+                        entries.append(entry)
         except FileNotFoundError:
             return []
+        return entries

@@ -7,6 +7,7 @@ substitution and pipelines. Everything else goes to the approval flow.
 
 from __future__ import annotations
 
+import itertools
 import re
 import shlex
 import unicodedata
@@ -15,6 +16,8 @@ from terax_jupyter.exceptions import CommandDenied
 
 MAX_COMMAND_LENGTH = 100_000
 _MAX_DEPTH = 4
+# How many words after a wrapper may still be its options and their values.
+_WRAPPER_REACH = 8
 
 _INVISIBLE = {
     0x061C,
@@ -57,10 +60,34 @@ _WRAPPERS = {
     "setsid",
     "unbuffer",
 }
+# Words that may open a simple command without being its name.
+_RESERVED = {"!", "{", "if", "then", "else", "elif", "do", "while", "until"}
 _SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "mksh", "tcsh", "csh"}
 _INTERPRETERS = _SHELLS | {"python", "python3", "perl", "ruby", "node", "php"}
+# Per interpreter: option letters that give the program inline (so stdin is data), option
+# letters that take the next word as their value, option letters that read the program
+# from stdin even with arguments after them.
+_PROGRAM_FLAGS: dict[str, tuple[str, str, str]] = {
+    **{shell: ("c", "oO", "s") for shell in _SHELLS},
+    "python": ("cm", "WX", ""),
+    "perl": ("eE", "", ""),
+    "ruby": ("e", "", ""),
+    "node": ("ep", "r", ""),
+    "php": ("r", "", ""),
+}
 _DOWNLOADERS = {"curl", "wget", "fetch", "aria2c", "http", "https"}
-_DISK_TOOLS = {"mkfs", "fdisk", "sfdisk", "cfdisk", "gdisk", "sgdisk", "parted", "wipefs", "mkswap"}
+_DISK_TOOLS = {
+    "mkfs",
+    "mke2fs",
+    "fdisk",
+    "sfdisk",
+    "cfdisk",
+    "gdisk",
+    "sgdisk",
+    "parted",
+    "wipefs",
+    "mkswap",
+}
 _SYSTEM_DIRS = {
     "/",
     "/bin",
@@ -84,14 +111,26 @@ _SYSTEM_DIRS = {
     "/library",
     "/applications",
 }
-_HOME_FORMS = {"~", "$home", "${home}"}
+# ``~``, ``$HOME``, ``${HOME}`` and parameter forms such as ``${HOME:?}`` (case-folded).
+_HOME = r"(?:~|\$home|\$\{home(?:[:?=+#%-][^}]*)?\})"
 
-_FORK_BOMB = re.compile(r"(?P<name>[\w:.]+)\s*\(\s*\)\s*\{[^}]*?(?P=name)\s*\|\s*&?\s*(?P=name)\s*&")
+# ``name() { name | name & }`` and ``function name { ... }``, any spacing. The name starts
+# a word and, like the body, is bounded: unbounded runs make the search quadratic on
+# long input (a 100 kB word took minutes).
+_FORK_BOMB = re.compile(
+    r"(?P<keyword>\bfunction\s+)?(?<![\w:.-])(?P<name>[\w:.-]{1,64})\s*(?(keyword)(?:\(\s*\))?|\(\s*\))"
+    r"\s*\{[^}]{0,200}?(?P=name)\s*\|\s*&?\s*(?P=name)\s*&"
+)
 _BLOCK_DEVICE_REDIRECT = re.compile(
     r">\s*/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|dm-|md|loop|mapper/)"
 )
-_PROCESS_SUBSTITUTION_FETCH = re.compile(
-    r"\b(?:" + "|".join(sorted(_SHELLS)) + r")\b[^|;&]*<\(\s*(?:" + "|".join(_DOWNLOADERS) + r")\b"
+# A runner (an interpreter, eval, source or ``.``) fed by a download through ``<(...)``,
+# ``$(...)`` or backticks: ``bash <(curl x)``, ``bash -c "$(curl x)"``, ``. <(wget -O- x)``.
+_FETCH_AND_RUN = re.compile(
+    r"(?:\b(?:"
+    + "|".join(sorted(_INTERPRETERS | {"eval", "source"}))
+    + r")\b|(?<![^\s;&|(])\.(?=\s))"
+    r"[^|;&]{0,200}?(?:<\(|\$\(|`)\s*(?:sudo\s+)?(?:" + "|".join(sorted(_DOWNLOADERS)) + r")\b"
 )
 
 
@@ -113,7 +152,8 @@ def _reject_hidden_characters(command: str) -> None:
             continue
         if code < 0x20 or code == 0x7F or 0x80 <= code < 0xA0:
             raise CommandDenied(
-                f"The command contains a control character (U+{code:04X}) that can hide what it does."
+                f"The command contains a control character (U+{code:04X}) "
+                "that can hide what it does."
             )
         if code in _INVISIBLE or unicodedata.category(ch) == "Cf":
             raise CommandDenied(
@@ -124,6 +164,8 @@ def _reject_hidden_characters(command: str) -> None:
 def _check_text(text: str, depth: int) -> None:
     if depth > _MAX_DEPTH:
         raise CommandDenied("The command nests shells too deeply to be checked.")
+    # A backslash-newline joins lines before the shell reads words.
+    text = text.replace("\\\n", "")
     folded = text.casefold()
     if "--no-preserve-root" in folded:
         raise CommandDenied("--no-preserve-root is never run.")
@@ -131,7 +173,7 @@ def _check_text(text: str, depth: int) -> None:
         raise CommandDenied("The command defines a fork bomb.")
     if _BLOCK_DEVICE_REDIRECT.search(folded):
         raise CommandDenied("The command writes to a block device.")
-    if _PROCESS_SUBSTITUTION_FETCH.search(folded):
+    if _FETCH_AND_RUN.search(folded):
         raise CommandDenied("The command runs a downloaded script (shell <(curl ...)).")
     for inner in _substitutions(text):
         _check_text(inner, depth + 1)
@@ -161,17 +203,29 @@ def _pipelines(text: str) -> list[list[list[str]]]:
 
 
 def _check_pipeline(pipeline: list[list[str]], depth: int) -> None:
-    names = []
-    for words in pipeline:
-        words = _strip_wrappers(words)
-        if not words:
-            names.append("")
-            continue
-        names.append(_command_name(words[0]))
-        _check_simple(words, depth)
-    for upstream, downstream in zip(names, names[1:]):
-        if upstream in _DOWNLOADERS and downstream in _INTERPRETERS:
-            raise CommandDenied(f"The command pipes a download into {downstream} ({upstream} | {downstream}).")
+    stages = [_candidates(words) for words in pipeline]
+    for stage in stages:
+        for words in stage:
+            _check_simple(words, depth)
+    # A download piped, directly or through filters (tee, gunzip), into a program that runs stdin.
+    fetched = next(
+        (
+            (i, _command_name(w[0]))
+            for i, stage in enumerate(stages)
+            for w in stage
+            if _command_name(w[0]) in _DOWNLOADERS
+        ),
+        None,
+    )
+    if fetched is None:
+        return
+    for later in stages[fetched[0] + 1 :]:
+        for words in later:
+            name = _command_name(words[0])
+            if _interpreter(name) and _runs_stdin(name, words[1:]):
+                raise CommandDenied(
+                    f"The command pipes a download into {name} ({fetched[1]} | {name})."
+                )
 
 
 def _check_simple(words: list[str], depth: int) -> None:
@@ -185,13 +239,23 @@ def _check_simple(words: list[str], depth: int) -> None:
             raise CommandDenied(f"{name} -R on a system or home folder is never run.")
     elif name == "dd":
         for arg in args:
-            if arg.startswith("of=/dev/") and arg not in ("of=/dev/null", "of=/dev/zero", "of=/dev/stdout", "of=/dev/stderr"):
+            if arg.startswith("of=/dev/") and arg not in (
+                "of=/dev/null",
+                "of=/dev/zero",
+                "of=/dev/stdout",
+                "of=/dev/stderr",
+            ):
                 raise CommandDenied("dd onto a device is never run.")
     elif name.split(".", 1)[0] in _DISK_TOOLS:
         raise CommandDenied(f"{name} (disk partitioning and formatting) is never run.")
     elif name == "shred" and any(a.startswith("/dev/") for a in args):
         raise CommandDenied("shred of a device is never run.")
-    elif name in _SHELLS or name == "eval":
+    elif name == "find" and _find_deletes(args):
+        if any(_is_catastrophic_target(a) for a in _leading_operands(args)):
+            raise CommandDenied(
+                "find ... -delete over the root, a system folder or home is never run."
+            )
+    elif name in _SHELLS or name in ("eval", "su"):
         script = _inline_script(name, args)
         if script is not None:
             _check_text(script, depth + 1)
@@ -217,13 +281,15 @@ def _check_rm(args: list[str]) -> None:
 
 
 def _is_catastrophic_target(target: str) -> bool:
-    form = target.casefold().strip()
+    form = target.casefold().strip().replace('"', "").replace("'", "")
+    if not form:
+        return False
     while form.endswith(("/*", "/.", "/")) and len(form) > 1:
         form = form[:-2] if form.endswith(("/*", "/.")) else form[:-1]
-    form = form.replace('"', "").replace("'", "")
-    if form in ("*", "/*", "/", "/."):
-        return form != "*"
-    if form in _HOME_FORMS or form.startswith(("~/..", "$home/..", "${home}/..")):
+    # "" is what "/*" and "/." become above: the root.
+    if form in ("", "/"):
+        return True
+    if re.fullmatch(_HOME + r"(?:/\.\..*)?", form):
         return True
     if re.fullmatch(r"~[a-z_][\w-]*", form):
         return True
@@ -231,29 +297,92 @@ def _is_catastrophic_target(target: str) -> bool:
 
 
 def _is_home_or_root(target: str) -> bool:
-    form = target.casefold().rstrip("/")
-    return form in ("", "~") or form in _HOME_FORMS
+    form = target.casefold().replace('"', "").replace("'", "").rstrip("/")
+    return form in ("", "~") or re.fullmatch(_HOME, form) is not None
+
+
+def _find_deletes(args: list[str]) -> bool:
+    if "-delete" in args:
+        return True
+    return any(
+        flag in ("-exec", "-execdir", "-ok", "-okdir") and _command_name(command) in ("rm", "shred")
+        for flag, command in itertools.pairwise(args)
+    )
+
+
+def _leading_operands(args: list[str]) -> list[str]:
+    """``find``'s starting points: the words before the first option or expression."""
+    operands = []
+    for arg in args:
+        if arg.startswith(("-", "(", "!")):
+            break
+        operands.append(arg)
+    return operands
 
 
 def _has_recursive_flag(args: list[str], *, long_flag: str) -> bool:
-    return any(a == long_flag or (a.startswith("-") and not a.startswith("--") and "R" in a) for a in args)
+    return any(
+        a == long_flag or (a.startswith("-") and not a.startswith("--") and "R" in a) for a in args
+    )
 
 
-def _strip_wrappers(words: list[str]) -> list[str]:
-    index = 0
-    while index < len(words):
-        word = words[index]
-        name = _command_name(word)
-        if "=" in word and not word.startswith("-") and re.fullmatch(r"[A-Za-z_]\w*=.*", word, re.DOTALL):
+def _candidates(words: list[str]) -> list[list[str]]:
+    """The simple commands ``words`` may run: itself, and what a wrapper in front runs.
+
+    Which word after ``sudo -u root`` or ``timeout -s KILL 10`` is the command depends
+    on each wrapper's options; rather than model them, every later non-option word
+    within reach counts as a possible start. Leading assignments and reserved words
+    (``{``, ``then``, ``do``) are not commands.
+    """
+    starts: set[int] = set()
+    queue = [0]
+    while queue:
+        index = queue.pop()
+        while index < len(words) and (_is_assignment(words[index]) or words[index] in _RESERVED):
             index += 1
-        elif name in _WRAPPERS:
-            index += 1
-            # Skip the wrapper's own options (sudo -u root, timeout 10, nice -n 5).
-            while index < len(words) and (words[index].startswith("-") or words[index].isdigit()):
-                index += 1
-        else:
-            break
-    return words[index:]
+        if index >= len(words) or index in starts:
+            continue
+        starts.add(index)
+        if _command_name(words[index]) in _WRAPPERS:
+            reach = range(index + 1, min(len(words), index + 1 + _WRAPPER_REACH))
+            queue.extend(i for i in reach if not words[i].startswith("-"))
+    return [words[index:] for index in sorted(starts)]
+
+
+def _is_assignment(word: str) -> bool:
+    return re.fullmatch(r"[A-Za-z_]\w*=.*", word, re.DOTALL) is not None
+
+
+def _interpreter(name: str) -> str | None:
+    """The interpreter family of a command name (``python3.12`` -> ``python``), or None."""
+    family = re.sub(r"[\d.]+$", "", name)
+    return family if family in _PROGRAM_FLAGS else None
+
+
+def _runs_stdin(name: str, args: list[str]) -> bool:
+    """Whether the interpreter takes its program from stdin: no script file, no ``-c``/``-e``."""
+    inline, valued, from_stdin = _PROGRAM_FLAGS[_interpreter(name) or "sh"]
+    words = iter(args)
+    for arg in words:
+        if arg == "-":
+            return True
+        if arg == "--":
+            return next(words, None) is None
+        if arg.startswith("--"):
+            if arg in ("--eval", "--print", "--command"):
+                return False
+            continue
+        if arg.startswith(("-", "+")) and len(arg) > 1:
+            letters = arg[1:]
+            if any(letter in from_stdin for letter in letters):
+                return True
+            if any(letter in inline for letter in letters):
+                return False
+            if letters[-1] in valued:
+                next(words, None)
+            continue
+        return False
+    return True
 
 
 def _command_name(word: str) -> str:
@@ -264,28 +393,44 @@ def _inline_script(name: str, args: list[str]) -> str | None:
     if name == "eval":
         return " ".join(args)
     for index, arg in enumerate(args):
-        if arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:] and index + 1 < len(args):
+        if (
+            arg.startswith("-")
+            and not arg.startswith("--")
+            and "c" in arg[1:]
+            and index + 1 < len(args)
+        ):
             return args[index + 1]
     return None
 
 
 def _substitutions(text: str) -> list[str]:
-    """Bodies of ``$(...)`` and backtick substitutions, outermost first."""
+    """Bodies of the outermost ``$(...)`` and of backtick substitutions.
+
+    One pass with a stack (nested bodies are found when a body is checked in turn); an
+    unclosed ``$(`` runs to the end, as the shell would read it.
+    """
     bodies = []
-    start = text.find("$(")
-    while start != -1:
-        depth = 0
-        for index in range(start + 1, len(text)):
-            if text[index] == "(":
-                depth += 1
-            elif text[index] == ")":
-                depth -= 1
-                if depth == 0:
-                    bodies.append(text[start + 2 : index])
-                    break
-        else:
-            bodies.append(text[start + 2 :])
-        start = text.find("$(", start + 2)
+    stack: list[int | None] = []  # body start of each open "$(", None for a plain "("
+    open_substitutions = 0
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == "$" and text.startswith("$(", index):
+            stack.append(index + 2)
+            open_substitutions += 1
+            index += 2
+            continue
+        if char == "(":
+            stack.append(None)
+        elif char == ")" and stack:
+            start = stack.pop()
+            if start is not None:
+                open_substitutions -= 1
+                if open_substitutions == 0:
+                    bodies.append(text[start:index])
+        index += 1
+    outermost = next((s for s in stack if s is not None), None)
+    if outermost is not None:
+        bodies.append(text[outermost:])
     bodies.extend(re.findall(r"`([^`]*)`", text))
     return bodies
-

@@ -8,6 +8,7 @@ Every rule is matched against every spelling from ``normalize.matching_forms``
 from __future__ import annotations
 
 import bisect
+import os
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -111,6 +112,11 @@ _RULE_NEEDLES: tuple[str, ...] = (
     *(f"/{d}{end}" for d in SECRET_DIRECTORIES for end in ("/", "\n")),
 )
 
+# Substrings that make a path mean something other than its literal text once normalized
+# (separators, stream suffixes, trailing dots and spaces, empty and "." segments, the NT
+# "/??/" prefix): the needles above would not see through them.
+_UNUSUAL_MARKS: tuple[str, ...] = (":", "\\", "//", "./", ".\n", " /", " \n", "/\n", "/??/")
+
 # The same rules as globs for an external search tool (ripgrep ``--iglob !glob``), so it
 # never even opens a protected file. Its results are still filtered by ``check``.
 SEARCH_EXCLUDE_GLOBS: tuple[str, ...] = (
@@ -194,41 +200,75 @@ class DenyList:
         extra_prefixes: Iterable[str] = (),
         extra_write_prefixes: Iterable[str] = (),
     ) -> None:
-        self._names = [(label, re.compile(regex)) for label, regex in SECRET_FILE_NAMES]
+        # DOTALL: a name on disk may hold a newline, and ``.env<newline>x`` is still ``.env*``.
+        self._names = [(label, re.compile(regex, re.DOTALL)) for label, regex in SECRET_FILE_NAMES]
         self._directories = [tuple(d.split("/")) for d in SECRET_DIRECTORIES]
         self.extra_patterns = [p for p in extra_patterns if p.strip()]
         self._extra_spec = pathspec.GitIgnoreSpec.from_lines(
-            fold_for_matching(p) for p in self.extra_patterns
+            _at_any_depth(fold_for_matching(p)) for p in self.extra_patterns
         )
-        self._prefixes = list(SYSTEM_PREFIXES) + [_prefix_form(p) for p in extra_prefixes]
-        self._write_prefixes = list(WRITE_ONLY_DENIED_PREFIXES) + [
-            _prefix_form(p) for p in extra_write_prefixes
-        ]
+        self._prefixes = _prefix_forms([*SYSTEM_PREFIXES, *extra_prefixes])
+        self._write_prefixes = _prefix_forms([*WRITE_ONLY_DENIED_PREFIXES, *extra_write_prefixes])
         self._prefilters = {
             False: _prefilters(self._prefixes),
             True: _prefilters(self._prefixes + self._write_prefixes),
         }
 
-    def denied_among(self, paths: list[str], *, write: bool = False) -> set[int]:
-        """Indices of the denied paths in ``paths`` (absolute): the same answer as ``check``.
+    def denied_among(
+        self, paths: list[str], *, write: bool = False, base: str | None = None
+    ) -> set[int]:
+        """Indices of the denied paths in ``paths``: the same answer as ``check`` for each.
 
         For bulk use (file indexes, search results). A literal pre-filter over the
-        joined paths finds the few candidates; only those get the full check.
+        joined paths finds the few candidates; only those get the full check. With
+        ``base``, ``paths`` are relative to that folder (``/``-separated), which keeps
+        the joined text short: the folder is judged once, not once per line.
         """
-        if self.extra_patterns or not paths:
-            return {i for i, path in enumerate(paths) if self.check(path, write=write) is not None}
-        blob = "\n" + "\n".join(paths).lower() + "\n"
-        if not blob.isascii() or ":" in blob or ".\n" in blob or " \n" in blob or "./" in blob or " /" in blob:
-            # Rare: non-ASCII names or Windows decorations somewhere; judge every path fully.
-            return {i for i, path in enumerate(paths) if self.check(path, write=write) is not None}
+        if not paths:
+            return set()
+        if base is not None:
+            base = base.rstrip("/\\") or base
+            if self.check(base, write=write) is not None:
+                return set(range(len(paths)))
+            if self.extra_patterns or self._rule_continues_below(base):
+                paths = [f"{base}/{p}" for p in paths]
+                base = None
+        full = paths if base is None else [f"{base}/{p}" for p in paths]
+        if self.extra_patterns:
+            return {i for i, path in enumerate(full) if self.check(path, write=write) is not None}
+        lead = "\n" if base is None else "\n/"
+        blob = lead + lead.join(paths).lower() + "\n"
+        if (
+            not blob.isascii()
+            or blob.count("\n") != len(paths) + 1
+            or blob.count("\n/") != len(paths)
+            or any(mark in blob for mark in _UNUSUAL_MARKS)
+        ):
+            # Rare: non-ASCII or multi-line names, relative paths, or spellings that
+            # normalization rewrites (Windows forms, "//", "/./"); judge every path fully.
+            return {i for i, path in enumerate(full) if self.check(path, write=write) is not None}
+        step = len(lead)
         starts = [0]
         for path in paths[:-1]:
-            starts.append(starts[-1] + len(path) + 1)
+            starts.append(starts[-1] + len(path) + step)
         candidates: set[int] = set()
         for prefilter in self._prefilters[write]:
             for match in prefilter.finditer(blob):
                 candidates.add(bisect.bisect_right(starts, match.start()) - 1)
-        return {i for i in candidates if 0 <= i < len(paths) and self.check(paths[i], write=write) is not None}
+        return {
+            i
+            for i in candidates
+            if 0 <= i < len(paths) and self.check(full[i], write=write) is not None
+        }
+
+    def _rule_continues_below(self, base: str) -> bool:
+        """Whether a multi-segment folder rule could start in ``base`` and end below it."""
+        tail = [s for s in fold_for_matching(to_slashes(base)).split("/") if s]
+        for directory in self._directories:
+            for width in range(1, len(directory)):
+                if tuple(tail[-width:]) == directory[:width]:
+                    return True
+        return False
 
     def check(self, path: str, *, write: bool) -> Denial | None:
         """The first rule ``path`` breaks, or None. ``path`` is literal or canonical."""
@@ -265,10 +305,41 @@ def _contains_run(segments: list[str], run: tuple[str, ...]) -> bool:
     return any(tuple(segments[i : i + width]) == run for i in range(len(segments) - width + 1))
 
 
+def _at_any_depth(pattern: str) -> str:
+    """``dumps/*.sql`` as ``**/dumps/*.sql``.
+
+    In a .gitignore an inner "/" anchors a pattern to the file's folder; paths here are
+    matched whole, from the filesystem root, so such a pattern would match nothing. A
+    leading "/" still anchors (to the filesystem root).
+    """
+    negated = pattern.startswith("!")
+    body = pattern[1:] if negated else pattern
+    if "/" in body.rstrip("/") and not body.startswith(("/", "**/")):
+        body = "**/" + body
+    return ("!" if negated else "") + body
+
+
+def _prefix_forms(prefixes: Iterable[str]) -> list[str]:
+    """Each prefix as written and as the filesystem resolves it.
+
+    The guard's second check sees canonical paths: a prefix reached through a link
+    (``/etc`` -> ``/private/etc``, a data folder under a linked home) must match there too.
+    """
+    forms: list[str] = []
+    for prefix in prefixes:
+        spellings = [prefix]
+        if os.path.isabs(prefix):
+            spellings.append(os.path.realpath(prefix))
+        for spelling in spellings:
+            form = _prefix_form(spelling)
+            if form not in forms:
+                forms.append(form)
+    return forms
+
+
 def _prefix_form(prefix: str) -> str:
     form = fold_for_matching(strip_drive(to_slashes(prefix))).rstrip("/")
     return form if form.startswith("/") else "/" + form
-
 
 
 def _prefilters(prefixes: list[str]) -> list[re.Pattern[str]]:

@@ -20,16 +20,16 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from terax_jupyter.security.workspace import is_within as _is_within
 from terax_jupyter.exceptions import (
-    AccessDenied,
     AlreadyExists,
     InvalidRequest,
     NotEmpty,
     NotFound,
+    PathChanged,
     TooLarge,
     Unsupported,
 )
+from terax_jupyter.security.workspace import is_within as _is_within
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -42,12 +42,10 @@ _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _O_BINARY = getattr(os, "O_BINARY", 0)
 _AT_CALLS = os.name == "posix" and os.open in os.supports_dir_fd and os.unlink in os.supports_dir_fd
-
-
-class PathChanged(AccessDenied):
-    """A path changed between the check and its use (a swapped-in symlink, a moved directory)."""
-
-    reason = "path_changed"
+# A rewrite never keeps set-user-ID or set-group-ID (the kernel drops them on a plain write too).
+_PRIVILEGE_BITS = stat.S_ISUID | stat.S_ISGID
+# Room left in a 255-byte name for ".<name>.terax-xxxxxxxx.tmp".
+_TEMP_STEM_BYTES = 200
 
 
 @dataclass(frozen=True)
@@ -62,11 +60,13 @@ class EntryInfo:
 
 def stat_path(checked: CheckedPath) -> os.stat_result:
     if checked.is_root:
-        with _open_directory(checked.path) as fd:
+        with open_directory(checked.path) as fd:
             return os.fstat(fd) if fd is not None else os.stat(checked.path)
     with _parent_fd(checked) as (parent_fd, name):
         try:
-            return os.stat(name if _AT_CALLS else checked.path, dir_fd=parent_fd, follow_symlinks=False)
+            return os.stat(
+                name if _AT_CALLS else checked.path, dir_fd=parent_fd, follow_symlinks=False
+            )
         except FileNotFoundError:
             raise NotFound(f"{checked.path} does not exist.") from None
 
@@ -80,7 +80,8 @@ def read_bytes(checked: CheckedPath, limit: int) -> tuple[bytes, os.stat_result]
             raise Unsupported(f"{checked.path} is {kind}.", reason="not_a_file")
         if info.st_size > limit:
             raise TooLarge(
-                f"{checked.path} is {_human(info.st_size)}; files over {_human(limit)} are not opened."
+                f"{checked.path} is {_human(info.st_size)}; "
+                f"files over {_human(limit)} are not opened."
             )
         chunks: list[bytes] = []
         remaining = limit + 1
@@ -97,7 +98,7 @@ def read_bytes(checked: CheckedPath, limit: int) -> tuple[bytes, os.stat_result]
 
 
 def list_directory(checked: CheckedPath) -> list[EntryInfo]:
-    with _open_directory(checked.path) as fd:
+    with open_directory(checked.path) as fd:
         entries = []
         with os.scandir(fd if _AT_CALLS else checked.path) as iterator:
             for entry in iterator:
@@ -113,8 +114,10 @@ def write_atomic(checked: CheckedPath, data: bytes, *, mode: int | None = None) 
             raise PathChanged(f"{checked.path} became a symbolic link after it was checked.")
         if existing is not None and stat.S_ISDIR(existing.st_mode):
             raise InvalidRequest(f"{checked.path} is a directory.", reason="is_directory")
-        file_mode = mode if mode is not None else (
-            stat.S_IMODE(existing.st_mode) if existing is not None else _default_file_mode()
+        file_mode = (
+            mode
+            if mode is not None
+            else (stat.S_IMODE(existing.st_mode) if existing is not None else _default_file_mode())
         )
         temp_name = _write_temp(parent_fd, checked, name, data, file_mode)
         try:
@@ -126,12 +129,15 @@ def write_atomic(checked: CheckedPath, data: bytes, *, mode: int | None = None) 
         return os.stat(name if _AT_CALLS else checked.path, dir_fd=parent_fd, follow_symlinks=False)
 
 
-def create_file(checked: CheckedPath, data: bytes) -> os.stat_result:
+def create_file(checked: CheckedPath, data: bytes, *, mode: int | None = None) -> os.stat_result:
     """Create a new file with ``data``; AlreadyExists if anything has the name. Atomic."""
     with _parent_fd(checked) as (parent_fd, name):
-        if _lstat_at(parent_fd, name, checked) is not None:
+        existing = _lstat_at(parent_fd, name, checked)
+        if existing is not None:
+            _refuse_new_link(checked, existing)
             raise AlreadyExists(f"{checked.path} already exists.")
-        temp_name = _write_temp(parent_fd, checked, name, data, _default_file_mode())
+        file_mode = mode if mode is not None else _default_file_mode()
+        temp_name = _write_temp(parent_fd, checked, name, data, file_mode)
         try:
             _link_no_replace(parent_fd, temp_name, name, checked)
         finally:
@@ -151,14 +157,20 @@ def make_directory(checked: CheckedPath, *, parents: bool = False) -> None:
             break
         probe = parent
     if not missing:
+        # lexists followed every link on the way: only a path still its canonical self exists.
+        if os.path.realpath(checked.path) != checked.path:
+            raise PathChanged(f"{checked.path} changed after it was checked.")
         raise AlreadyExists(f"{checked.path} already exists.")
+    if not _is_within(probe, checked.root.path):
+        raise PathChanged(f"{checked.path} is no longer inside its workspace root.")
+    with open_directory(probe):
+        # Prove the deepest existing folder is the checked one before saying anything about it.
+        pass
     if len(missing) > 1 and not parents:
         raise NotFound(f"The parent folder of {checked.path} does not exist.")
-    if os.path.normcase(probe) != os.path.normcase(checked.root.path) and not _is_within(probe, checked.root.path):
-        raise PathChanged(f"{checked.path} is no longer inside its workspace root.")
     current = probe
     for name in reversed(missing):
-        with _open_directory(current) as fd:
+        with open_directory(current) as fd:
             try:
                 os.mkdir(name if _AT_CALLS else os.path.join(current, name), 0o777, dir_fd=fd)
             except FileExistsError:
@@ -167,9 +179,16 @@ def make_directory(checked: CheckedPath, *, parents: bool = False) -> None:
 
 
 def rename(source: CheckedPath, target: CheckedPath, *, overwrite: bool) -> None:
-    with _parent_fd(source) as (source_fd, source_name), _parent_fd(target) as (target_fd, target_name):
-        if _lstat_at(source_fd, source_name, source) is None:
+    if target.path != source.path and _is_within(target.path, source.path):
+        raise InvalidRequest("A folder cannot be moved into itself.", reason="move_into_self")
+    with (
+        _parent_fd(source) as (source_fd, source_name),
+        _parent_fd(target) as (target_fd, target_name),
+    ):
+        info = _lstat_at(source_fd, source_name, source)
+        if info is None:
             raise NotFound(f"{source.path} does not exist.")
+        _refuse_new_link(source, info)
         existing = _lstat_at(target_fd, target_name, target)
         if existing is not None and not overwrite:
             raise AlreadyExists(f"{target.path} already exists.")
@@ -191,7 +210,8 @@ def copy(
 ) -> int:
     """Copy a file or a directory tree; symlinks are copied as links. Returns entries copied.
 
-    ``skip`` receives each source path inside a tree; protected entries are left out.
+    ``skip`` receives each source path inside a tree and the path it would be copied
+    to; an entry is left out when either is protected.
     """
     info = stat_path(source)
     if stat.S_ISDIR(info.st_mode):
@@ -202,17 +222,31 @@ def copy(
         make_directory(target)
         return 1 + _copy_tree(source.path, target.path, skip)
     if stat.S_ISLNK(info.st_mode):
+        _refuse_new_link(source, info)
+        with _parent_fd(source) as (source_fd, source_name):
+            link = os.readlink(source_name if _AT_CALLS else source.path, dir_fd=source_fd)
         with _parent_fd(target) as (target_fd, target_name):
-            if _lstat_at(target_fd, target_name, target) is not None and not overwrite:
+            existing = _lstat_at(target_fd, target_name, target)
+            if existing is not None and (not overwrite or stat.S_ISDIR(existing.st_mode)):
                 raise AlreadyExists(f"{target.path} already exists.")
-            link = os.readlink(source.path)
-            os.symlink(link, target_name if _AT_CALLS else target.path, dir_fd=target_fd)
+            # A new link under a temporary name, then renamed: the target is replaced whole.
+            temp_name = f".{_temp_stem(target_name)}.terax-{secrets.token_hex(4)}.tmp"
+            os.symlink(
+                link,
+                temp_name if _AT_CALLS else os.path.join(target.parent, temp_name),
+                dir_fd=target_fd,
+            )
+            try:
+                _replace(target_fd, temp_name, target_name, target)
+            except BaseException:
+                _unlink_quietly(target_fd, temp_name, target)
+                raise
         return 1
     data, info = read_bytes(source, limit=sys.maxsize)
     if overwrite:
         write_atomic(target, data, mode=stat.S_IMODE(info.st_mode))
     else:
-        create_file(target, data)
+        create_file(target, data, mode=stat.S_IMODE(info.st_mode))
     return 1
 
 
@@ -221,6 +255,7 @@ def delete(checked: CheckedPath, *, recursive: bool) -> None:
         info = _lstat_at(parent_fd, name, checked)
         if info is None:
             raise NotFound(f"{checked.path} does not exist.")
+        _refuse_new_link(checked, info)
         if not stat.S_ISDIR(info.st_mode):
             os.unlink(name if _AT_CALLS else checked.path, dir_fd=parent_fd)
         elif recursive:
@@ -242,7 +277,7 @@ def delete(checked: CheckedPath, *, recursive: bool) -> None:
 
 
 @contextlib.contextmanager
-def _open_directory(path: str) -> Iterator[int | None]:
+def open_directory(path: str) -> Iterator[int | None]:
     """A descriptor of ``path`` proven to be ``path`` (None where ``*at`` calls do not exist)."""
     if not _AT_CALLS:
         if not os.path.isdir(path) or os.path.islink(path):
@@ -254,6 +289,9 @@ def _open_directory(path: str) -> Iterator[int | None]:
     except FileNotFoundError:
         raise NotFound(f"{path} does not exist.") from None
     except OSError as error:
+        if error.errno == errno.ENOTDIR and not os.path.islink(path):
+            # A path through a file ("README.md/x"): nothing there, not an attack.
+            raise NotFound(f"{path} is not a folder.") from None
         if error.errno in (errno.ELOOP, errno.ENOTDIR):
             raise PathChanged(f"{path} is no longer the directory that was checked.") from None
         raise
@@ -268,7 +306,7 @@ def _open_directory(path: str) -> Iterator[int | None]:
 def _parent_fd(checked: CheckedPath) -> Iterator[tuple[int | None, str]]:
     if checked.is_root:
         raise InvalidRequest(f"{checked.path} is a workspace root.", reason="is_root")
-    with _open_directory(checked.parent) as fd:
+    with open_directory(checked.parent) as fd:
         yield fd, checked.name
 
 
@@ -284,7 +322,9 @@ def _open_file(checked: CheckedPath, flags: int) -> Iterator[int]:
             raise Unsupported(f"{checked.path} is a directory.", reason="not_a_file") from None
         except OSError as error:
             if error.errno == errno.ELOOP:
-                raise PathChanged(f"{checked.path} became a symbolic link after it was checked.") from None
+                raise PathChanged(
+                    f"{checked.path} became a symbolic link after it was checked."
+                ) from None
             raise
         try:
             if not _AT_CALLS:
@@ -312,7 +352,7 @@ def _descriptor_path(fd: int) -> str | None:
         except OSError:
             return None
     if sys.platform == "darwin":
-        import fcntl  # noqa: PLC0415  (macOS only)
+        import fcntl  # macOS only
 
         try:
             raw = fcntl.fcntl(fd, getattr(fcntl, "F_GETPATH", 50), b"\0" * 1024)
@@ -325,6 +365,17 @@ def _descriptor_path(fd: int) -> str | None:
 # -- helpers -------------------------------------------------------------------------------
 
 
+def _refuse_new_link(checked: CheckedPath, info: os.stat_result) -> None:
+    """A path checked through its links is canonical: a link there now came after the check."""
+    if checked.follows_symlinks and stat.S_ISLNK(info.st_mode):
+        raise PathChanged(f"{checked.path} became a symbolic link after it was checked.")
+
+
+def _temp_stem(name: str) -> str:
+    # Cut by bytes, not characters: 200 CJK characters are 600 bytes, past NAME_MAX.
+    return os.fsdecode(os.fsencode(name)[:_TEMP_STEM_BYTES])
+
+
 def _lstat_at(parent_fd: int | None, name: str, checked: CheckedPath) -> os.stat_result | None:
     try:
         return os.stat(name if _AT_CALLS else checked.path, dir_fd=parent_fd, follow_symlinks=False)
@@ -332,8 +383,10 @@ def _lstat_at(parent_fd: int | None, name: str, checked: CheckedPath) -> os.stat
         return None
 
 
-def _write_temp(parent_fd: int | None, checked: CheckedPath, name: str, data: bytes, mode: int) -> str:
-    temp_name = f".{name[:200]}.terax-{secrets.token_hex(4)}.tmp"
+def _write_temp(
+    parent_fd: int | None, checked: CheckedPath, name: str, data: bytes, mode: int
+) -> str:
+    temp_name = f".{_temp_stem(name)}.terax-{secrets.token_hex(4)}.tmp"
     target = temp_name if _AT_CALLS else os.path.join(checked.parent, temp_name)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC | _O_BINARY
     fd = os.open(target, flags, 0o600, dir_fd=parent_fd)
@@ -343,7 +396,7 @@ def _write_temp(parent_fd: int | None, checked: CheckedPath, name: str, data: by
             written = os.write(fd, view)
             view = view[written:]
         if hasattr(os, "fchmod"):
-            os.fchmod(fd, mode)
+            os.fchmod(fd, mode & ~_PRIVILEGE_BITS)
         os.fsync(fd)
     except BaseException:
         os.close(fd)
@@ -360,7 +413,9 @@ def _replace(parent_fd: int | None, temp_name: str, name: str, checked: CheckedP
         os.replace(os.path.join(checked.parent, temp_name), checked.path)
 
 
-def _link_no_replace(parent_fd: int | None, temp_name: str, name: str, checked: CheckedPath) -> None:
+def _link_no_replace(
+    parent_fd: int | None, temp_name: str, name: str, checked: CheckedPath
+) -> None:
     """Give the temp file its final name only if the name is free (link fails if it exists)."""
     try:
         if _AT_CALLS:
@@ -390,26 +445,101 @@ def _fsync_directory(fd: int | None) -> None:
 
 
 def _copy_tree(source: str, target: str, skip: Callable[[str], bool]) -> int:
+    with open_directory(source) as source_fd, open_directory(target) as target_fd:
+        return _copy_entries(source_fd, target_fd, source, target, skip)
+
+
+def _copy_entries(
+    source_fd: int | None,
+    target_fd: int | None,
+    source: str,
+    target: str,
+    skip: Callable[[str], bool],
+) -> int:
+    """Copy the entries of the open folder ``source_fd`` into the open folder ``target_fd``.
+
+    Both were proven when opened and are held throughout; sub-folders are opened from
+    them without following links. Each entry is re-read with ``lstat`` (not the
+    listing's cached type), so an entry swapped for a symlink mid-copy is copied as a
+    link, never followed out of the workspace.
+    """
     copied = 0
-    with _open_directory(source) as source_fd, os.scandir(source_fd if _AT_CALLS else source) as it:
-        entries = list(it)
-    for entry in entries:
-        source_path = os.path.join(source, entry.name)
-        target_path = os.path.join(target, entry.name)
-        if skip(source_path):
+    with os.scandir(source_fd if _AT_CALLS else source) as iterator:
+        names = [entry.name for entry in iterator]
+    for name in names:
+        source_path, target_path = os.path.join(source, name), os.path.join(target, name)
+        if skip(source_path) or skip(target_path):
             continue
-        if entry.is_symlink():
-            os.symlink(os.readlink(source_path), target_path)
-        elif entry.is_dir(follow_symlinks=False):
-            os.mkdir(target_path)
-            copied += _copy_tree(source_path, target_path, skip)
-        elif entry.is_file(follow_symlinks=False):
-            shutil.copyfile(source_path, target_path, follow_symlinks=False)
-            shutil.copymode(source_path, target_path, follow_symlinks=False)
+        source_name = name if _AT_CALLS else source_path
+        target_name = name if _AT_CALLS else target_path
+        try:
+            info = os.stat(source_name, dir_fd=source_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            link = os.readlink(source_name, dir_fd=source_fd)
+            os.symlink(link, target_name, dir_fd=target_fd)
+        elif stat.S_ISDIR(info.st_mode):
+            os.mkdir(target_name, 0o777, dir_fd=target_fd)
+            with (
+                _open_child(source_fd, source_name, source_path) as child_source,
+                _open_child(target_fd, target_name, target_path) as child_target,
+            ):
+                copied += _copy_entries(child_source, child_target, source_path, target_path, skip)
+        elif stat.S_ISREG(info.st_mode):
+            _copy_file(source_fd, source_name, target_fd, target_name, source_path)
         else:
             continue
         copied += 1
     return copied
+
+
+@contextlib.contextmanager
+def _open_child(parent_fd: int | None, name: str, path: str) -> Iterator[int | None]:
+    """A sub-folder of a proven folder, opened from it without following a link."""
+    if parent_fd is None:
+        with open_directory(path) as fd:
+            yield fd
+        return
+    try:
+        fd = os.open(name, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=parent_fd)
+    except OSError as error:
+        if error.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise PathChanged(f"{path} is no longer the directory that was listed.") from None
+        raise
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _copy_file(
+    source_fd: int | None, source_name: str, target_fd: int | None, target_name: str, shown: str
+) -> None:
+    flags = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC | _O_BINARY
+    try:
+        reader = os.open(source_name, flags, dir_fd=source_fd)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise PathChanged(f"{shown} became a symbolic link while it was copied.") from None
+        raise
+    try:
+        info = os.fstat(reader)
+        if not stat.S_ISREG(info.st_mode):
+            raise PathChanged(f"{shown} stopped being a regular file while it was copied.")
+        create = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC | _O_BINARY
+        writer = os.open(target_name, create, 0o600, dir_fd=target_fd)
+        try:
+            while chunk := os.read(reader, 1 << 20):
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(writer, view) :]
+            if hasattr(os, "fchmod"):
+                os.fchmod(writer, stat.S_IMODE(info.st_mode) & ~_PRIVILEGE_BITS)
+        finally:
+            os.close(writer)
+    finally:
+        os.close(reader)
 
 
 def _entry_info(entry: os.DirEntry[str]) -> EntryInfo:
@@ -428,7 +558,9 @@ def _entry_info(entry: os.DirEntry[str]) -> EntryInfo:
         kind = "file"
     else:
         kind = "other"
-    return EntryInfo(entry.name, kind, info.st_size, info.st_mtime_ns, stat.S_IMODE(info.st_mode), target_kind)
+    return EntryInfo(
+        entry.name, kind, info.st_size, info.st_mtime_ns, stat.S_IMODE(info.st_mode), target_kind
+    )
 
 
 def _read_umask() -> int:

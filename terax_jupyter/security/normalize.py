@@ -35,13 +35,16 @@ def reject_unusable(path: object) -> str:
         code = ord(ch)
         if code < 0x20 or code == 0x7F or 0x80 <= code < 0xA0:
             raise InvalidPath(f"The path contains a control character (U+{code:04X}).")
-        if unicodedata.category(ch) in ("Cf", "Cs", "Co", "Cn"):
+        # Line and paragraph separators break a path across lines like a newline would.
+        if unicodedata.category(ch) in ("Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
             raise InvalidPath(
                 f"The path contains an invisible or unassigned character (U+{code:04X})."
             )
     encoded_length = len(path.encode("utf-8"))
     if encoded_length > MAX_PATH_BYTES:
-        raise InvalidPath(f"The path is too long ({encoded_length} bytes; the limit is {MAX_PATH_BYTES}).")
+        raise InvalidPath(
+            f"The path is too long ({encoded_length} bytes; the limit is {MAX_PATH_BYTES})."
+        )
     for segment in path.replace("\\", "/").split("/"):
         if len(segment.encode("utf-8")) > MAX_SEGMENT_BYTES:
             raise InvalidPath(f"A path segment is longer than {MAX_SEGMENT_BYTES} bytes.")
@@ -51,10 +54,12 @@ def reject_unusable(path: object) -> str:
 def to_slashes(path: str) -> str:
     """Backslashes to slashes, device prefixes (``//?/``, ``//./``) off, runs of ``/`` collapsed."""
     text = path.replace("\\", "/")
-    text = _WINDOWS_DEVICE_PREFIX.sub("/", text)
-    text = _UNC_GLOBALROOT.sub("/", text)
-    if text.lower().startswith("/unc/"):
-        text = "/" + text[len("/unc/") :]
+    device = _WINDOWS_DEVICE_PREFIX.match(text) or _UNC_GLOBALROOT.match(text)
+    if device:
+        text = "/" + text[device.end() :]
+        # ``//?/UNC/server/share`` names ``//server/share``; a plain ``/unc`` is just a folder.
+        if text.lower().startswith("/unc/"):
+            text = "/" + text[len("/unc/") :]
     return _MULTI_SLASH.sub("/", text)
 
 
@@ -86,15 +91,27 @@ def _homoglyph_fold() -> dict[int, str]:
             continue
         for glyph in homoglyphs:
             candidate = glyph["c"]
-            if len(candidate) == 1 and candidate.isascii() and (candidate.isalnum() or candidate in "._-"):
+            if (
+                len(candidate) == 1
+                and candidate.isascii()
+                and (candidate.isalnum() or candidate in "._-")
+            ):
                 table[ord(char)] = candidate.lower()
                 break
     return table
 
 
-def fold_for_matching(text: str) -> str:
-    """The form the deny-list compares: NFKC, case-folded, look-alike letters folded to ASCII."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
+def fold_for_matching(text: str, *, look_alikes_first: bool = False) -> str:
+    """The form the deny-list compares: NFKC, case-folded, look-alike letters folded to ASCII.
+
+    Case-folding first reads Cyrillic capital I (U+0406) as ``i``; look-alikes first
+    reads Greek capital epsilon (U+0395) as ``e`` (its lower case resembles no ASCII
+    letter). The deny-list checks both orders.
+    """
+    folded = unicodedata.normalize("NFKC", text)
+    if look_alikes_first and not folded.isascii():
+        folded = folded.translate(_homoglyph_fold())
+    folded = folded.casefold()
     if folded.isascii():
         return folded
     folded = folded.translate(_homoglyph_fold())
@@ -106,17 +123,20 @@ def fold_for_matching(text: str) -> str:
 def matching_forms(path: str) -> list[str]:
     """Every spelling of ``path`` the deny-list must see: literal and as Windows would read it.
 
-    Each form is absolute-or-relative as given, ``/``-separated, case-folded, and
-    has ``.`` segments removed (``..`` is kept: the literal check must not be
-    fooled into looking at a different path than the one asked for).
+    Each form is absolute-or-relative as given, ``/``-separated, case-folded (with
+    look-alikes folded in both orders), and has ``.`` segments removed (``..`` is
+    kept: the literal check must not be fooled into looking at a different path
+    than the one asked for).
     """
     base = strip_drive(to_slashes(path))
     literal = _join_segments(base, lambda s: s)
     windows = _join_segments(base, strip_segment_decorations)
-    forms = [fold_for_matching(literal)]
-    folded_windows = fold_for_matching(windows)
-    if folded_windows != forms[0]:
-        forms.append(folded_windows)
+    forms: list[str] = []
+    for spelling in dict.fromkeys((literal, windows)):
+        for look_alikes_first in (False, True) if not spelling.isascii() else (False,):
+            form = fold_for_matching(spelling, look_alikes_first=look_alikes_first)
+            if form not in forms:
+                forms.append(form)
     return forms
 
 

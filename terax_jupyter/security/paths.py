@@ -110,7 +110,9 @@ class PathGuard:
         denial = self.deny.check(path, write=write)
         if denial is not None:
             verb = "written" if write else "read"
-            raise PathDenied(f"{shown or path} is protected and cannot be {verb}: {denial.explain()}.")
+            raise PathDenied(
+                f"{shown or path} is protected and cannot be {verb}: {denial.explain()}."
+            )
 
 
 def _canonical(literal: str, *, follow_symlinks: bool) -> str:

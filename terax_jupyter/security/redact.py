@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import re
 import threading
+from typing import Any
 
 REDACTED = "[REDACTED]"
 
 # Shapes of well-known credentials. Each pattern's first group, when present, is kept.
 _PATTERNS: tuple[re.Pattern[str], ...] = (
-    # PEM private keys (whole block).
+    # PEM and PGP private keys (whole block; a block cut short runs to the end).
     re.compile(
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
+        r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
         re.DOTALL,
     ),
     # Provider API keys.
@@ -31,16 +33,26 @@ _PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
     # JSON web tokens.
     re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
-    # Credentials in URLs: keep scheme and user, drop the password.
-    re.compile(r"(?<=://)([^/\s:@]+):[^/\s@]+(?=@)"),
-    # Authorization headers.
-    re.compile(r"(?i)(\b(?:authorization|proxy-authorization)\s*[:=]\s*(?:bearer|basic|token)\s+)\S+"),
-    re.compile(r"(?i)(\bbearer\s+)[A-Za-z0-9_\-.=+/]{16,}"),
-    # key=value and "key": "value" assignments with secret-looking names.
+    # Credentials in URLs: keep scheme and user, drop the password (up to the last "@"
+    # before the host, since people do put an unescaped "@" in a password).
+    re.compile(r"(?<=://)([^/\s:@]+):[^/\s]+(?=@)"),
+    # Authorization headers, as text or as a quoted mapping, with or without a scheme.
     re.compile(
-        r"(?i)(\b[\w.\-]*(?:api[_-]?key|secret|passwd|password|token|access[_-]?key)[\w.\-]*"
-        r"[\"']?\s*[:=]\s*[\"']?)[^\s\"',;]{6,}"
+        r"(?i)(\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
+        r"(?:(?:bearer|basic|token|digest|negotiate)\s+)?)[^\s\"',;]{6,}"
     ),
+    re.compile(r"(?i)(\bbearer\s+)[A-Za-z0-9_\-.=+/]{16,}"),
+    # key=value and "key": "value" assignments with secret-looking names. Not counts
+    # ("max_tokens": 100000), tokenizers, or code (password = getpass.getpass()).
+    re.compile(
+        r"(?i)(\b[\w.\-]*(?:api[_-]?key|secret|passwd|password|token(?!s|iz)|access[_-]?key)[\w.\-]*"
+        r"[\"']?\s*[:=]\s*[\"']?)(?![A-Za-z_][\w.]*[(\[])[^\s\"',;]{6,}"
+    ),
+)
+
+# Keys of structured data whose string values are secrets whatever they look like.
+_SECRET_KEY = re.compile(
+    r"(?i)api[_-]?key|secret|passwd|password|token(?!s|iz)|access[_-]?key|authorization|credential"
 )
 
 
@@ -78,6 +90,23 @@ class Redactor:
         for pattern in _PATTERNS:
             text = pattern.sub(_keep_prefix, text)
         return text
+
+    def redact_data(self, value: Any, *, key: str = "") -> Any:
+        """A copy of JSON-like ``value`` with every string redacted before it is serialized.
+
+        Redacting serialized JSON instead can cut an escape in half (invalid JSON) and
+        misses known values that serialization escapes. A string under a secret-looking
+        key is a secret whatever it looks like.
+        """
+        if isinstance(value, str):
+            return REDACTED if value and _SECRET_KEY.search(key) else self.redact(value)
+        if isinstance(value, dict):
+            return {self.redact(str(k)): self.redact_data(v, key=str(k)) for k, v in value.items()}
+        if isinstance(value, (list, tuple, set, frozenset)):
+            return [self.redact_data(item, key=key) for item in value]
+        if value is None or isinstance(value, (bool, int, float)):
+            return value
+        return self.redact_data(str(value), key=key)
 
 
 def _keep_prefix(match: re.Match[str]) -> str:

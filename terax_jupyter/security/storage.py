@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 
@@ -19,8 +20,6 @@ def write_private_file(path: str, text: str) -> None:
             os.fsync(handle.fileno())
         os.replace(temp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(temp)
-        except FileNotFoundError:
-            pass
         raise

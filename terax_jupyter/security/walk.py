@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import os
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from terax_jupyter.exceptions import TeraxError
+from terax_jupyter.security.fileio import open_directory
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -38,32 +42,36 @@ def walk_files(
     """
     result = WalkResult()
     deadline = time.monotonic() + time_limit
-    pending = [top.path]
+    pending = deque([top.path])
     while pending:
-        folder = pending.pop()
+        folder = pending.popleft()
+        batch: list[tuple[str, bool]] = []
         try:
-            with os.scandir(folder) as entries:
-                batch = list(entries)
-        except OSError:
+            # Opened without following a link and proven to be ``folder``: a folder swapped
+            # for a symlink after it was queued is not listed. Entry types are read while
+            # the descriptor is open (a type the listing lacks is a stat relative to it).
+            with open_directory(folder) as fd, os.scandir(folder if fd is None else fd) as entries:
+                for entry in entries:
+                    try:
+                        batch.append((entry.name, entry.is_dir(follow_symlinks=False)))
+                    except OSError:
+                        continue
+        except (OSError, TeraxError):
             continue
-        for entry in batch:
-            try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-            except OSError:
-                continue
+        for name, is_dir in batch:
+            path = os.path.join(folder, name)
             if is_dir:
-                if not skip_directory(entry.path, entry.name) and deny.check(entry.path, write=False) is None:
-                    pending.append(entry.path)
+                if not skip_directory(path, name) and deny.check(path, write=False) is None:
+                    pending.append(path)
                 continue
-            if skip_file is not None and skip_file(entry.path):
+            if skip_file is not None and skip_file(path):
                 continue
-            result.files.append(os.path.relpath(entry.path, top.path).replace(os.sep, "/"))
+            result.files.append(os.path.relpath(path, top.path).replace(os.sep, "/"))
         if len(result.files) >= max_files or time.monotonic() > deadline:
             result.truncated = True
             break
     if result.files:
-        absolute = [os.path.join(top.path, relative) for relative in result.files]
-        denied = deny.denied_among(absolute)
+        denied = deny.denied_among(result.files, base=top.path)
         if denied:
             result.files = [f for i, f in enumerate(result.files) if i not in denied]
     del result.files[max_files:]

@@ -60,16 +60,26 @@ class WorkspaceRoots:
         self._store_path = store_path
         self._audit = audit
         self.allow_user_roots = allow_user_roots
-        self._lock = threading.Lock()
+        # Reentrant: add() holds it across its containment check, which reads the roots too.
+        self._lock = threading.RLock()
         self._roots: list[WorkspaceRoot] = [WorkspaceRoot(_canonical_dir(server_root), "server")]
+        # Stored user roots that are not active now (a folder that vanished, an unmounted
+        # drive): kept in the store so that saving other changes does not forget them.
+        self._dormant: list[WorkspaceRoot] = []
         for root in admin_roots:
             self._append(WorkspaceRoot(_canonical_dir(root), "admin"))
-        for stored in self._load():
+        # With user roots turned off, roots users added earlier are not honoured either.
+        for stored in self._load() if allow_user_roots else []:
             try:
-                self._append(WorkspaceRoot(_canonical_dir(stored.path), "user", stored.added_by, stored.added_at))
+                canonical = _canonical_dir(stored.path)
+                self._refuse_unfit(canonical)
             except (InvalidPath, NotFound):
-                # A user root that vanished stays in the store; it is simply not active.
+                self._dormant.append(stored)
                 continue
+            except AccessDenied:
+                # The store is a file: a root it names must still pass the rules add() applies.
+                continue
+            self._append(WorkspaceRoot(canonical, "user", stored.added_by, stored.added_at))
 
     @property
     def server_root(self) -> str:
@@ -83,9 +93,16 @@ class WorkspaceRoots:
         """The innermost root that holds ``canonical`` (itself included)."""
         best: WorkspaceRoot | None = None
         for root in self.all():
-            if is_within(canonical, root.path) and (best is None or len(root.path) > len(best.path)):
+            if is_within(canonical, root.path) and (
+                best is None or len(root.path) > len(best.path)
+            ):
                 best = root
         return best
+
+    def _absolute(self, path: str) -> str:
+        """``~`` expanded; a relative path is relative to the server root, as everywhere."""
+        expanded = os.path.expanduser(path)
+        return expanded if os.path.isabs(expanded) else os.path.join(self.server_root, expanded)
 
     def is_root(self, canonical: str) -> bool:
         key = os.path.normcase(canonical)
@@ -94,19 +111,24 @@ class WorkspaceRoots:
     def add(self, path: str, *, user: str | None) -> WorkspaceRoot:
         """Add a root by an explicit, authorized action; the action is recorded."""
         if not self.allow_user_roots:
-            raise AccessDenied("The administrator does not allow adding workspace roots.", reason="roots_locked")
+            raise AccessDenied(
+                "The administrator does not allow adding workspace roots.", reason="roots_locked"
+            )
         reject_unusable(path)
-        canonical = _canonical_dir(os.path.expanduser(path))
-        if os.path.dirname(canonical) == canonical:
-            raise ProtectedPath("A filesystem root cannot be a workspace root.")
-        denial = self._deny.check(canonical, write=False)
-        if denial is not None:
-            raise PathDenied(f"{canonical} cannot be a workspace root: {denial.explain()}.")
-        existing = self.containing(canonical)
-        if existing is not None:
-            raise AlreadyExists(f"{canonical} is already inside the workspace root {existing.path}.")
-        root = WorkspaceRoot(canonical, "user", user, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        canonical = _canonical_dir(self._absolute(path))
+        self._refuse_unfit(canonical)
+        root = WorkspaceRoot(
+            canonical, "user", user, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        )
         with self._lock:
+            existing = self.containing(canonical)
+            if existing is not None:
+                raise AlreadyExists(
+                    f"{canonical} is already inside the workspace root {existing.path}."
+                )
+            self._dormant = [
+                r for r in self._dormant if os.path.normcase(r.path) != os.path.normcase(canonical)
+            ]
             self._roots.append(root)
             self._save()
         if self._audit is not None:
@@ -115,17 +137,29 @@ class WorkspaceRoots:
 
     def remove(self, path: str, *, user: str | None) -> None:
         reject_unusable(path)
-        canonical = os.path.realpath(os.path.expanduser(path))
+        canonical = os.path.realpath(self._absolute(path))
+        key = os.path.normcase(canonical)
         with self._lock:
-            matches = [r for r in self._roots if os.path.normcase(r.path) == os.path.normcase(canonical)]
+            matches = [r for r in self._roots + self._dormant if os.path.normcase(r.path) == key]
             if not matches:
                 raise NotFound(f"{canonical} is not a workspace root.")
             if matches[0].kind != "user":
-                raise ProtectedPath(f"{canonical} is configured by the server or the administrator.")
-            self._roots.remove(matches[0])
+                raise ProtectedPath(
+                    f"{canonical} is configured by the server or the administrator."
+                )
+            for group in (self._roots, self._dormant):
+                if matches[0] in group:
+                    group.remove(matches[0])
             self._save()
         if self._audit is not None:
             self._audit.record("workspace.root_removed", user=user, path=canonical)
+
+    def _refuse_unfit(self, canonical: str) -> None:
+        if os.path.dirname(canonical) == canonical:
+            raise ProtectedPath("A filesystem root cannot be a workspace root.")
+        denial = self._deny.check(canonical, write=False)
+        if denial is not None:
+            raise PathDenied(f"{canonical} cannot be a workspace root: {denial.explain()}.")
 
     def _append(self, root: WorkspaceRoot) -> None:
         if not any(os.path.normcase(r.path) == os.path.normcase(root.path) for r in self._roots):
@@ -142,13 +176,15 @@ class WorkspaceRoots:
         roots = []
         for item in data.get("roots", []) if isinstance(data, dict) else []:
             if isinstance(item, dict) and isinstance(item.get("path"), str):
-                roots.append(WorkspaceRoot(item["path"], "user", item.get("added_by"), item.get("added_at")))
+                roots.append(
+                    WorkspaceRoot(item["path"], "user", item.get("added_by"), item.get("added_at"))
+                )
         return roots
 
     def _save(self) -> None:
         if not self._store_path:
             return
-        user_roots = [r.to_dict() for r in self._roots if r.kind == "user"]
+        user_roots = [r.to_dict() for r in self._roots + self._dormant if r.kind == "user"]
         write_private_file(self._store_path, json.dumps({"roots": user_roots}, indent=2))
 
 

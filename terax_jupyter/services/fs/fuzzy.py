@@ -10,35 +10,72 @@ the file name, and yields the matched positions for highlighting.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
-from rapidfuzz import fuzz, process
+from rapidfuzz import process
 from rapidfuzz.distance import LCSseq
 
 MAX_QUERY_LENGTH = 200
 CANDIDATES = 300
+RECENT_QUERIES = 8
 _BOUNDARY = "/_-. "
 
 
 @dataclass(frozen=True)
 class FileList:
-    """Paths prepared for matching: sorted shortest first, lower-cased, with their names."""
+    """Paths prepared for matching: sorted shortest first, lower-cased, with their names.
+
+    ``lower`` and ``names`` are object arrays so that a subset (the paths an earlier query
+    left) is one fancy index away. The hits of recent queries are kept: a query that holds
+    an earlier one as a subsequence can only match among that query's hits, which is what
+    typing a query one character at a time produces.
+    """
 
     paths: list[str]
-    lower: list[str]
-    names: list[str]
+    lower: np.ndarray
+    names: np.ndarray
     lengths: np.ndarray
+    name_lengths: np.ndarray
+    _recent: deque[tuple[str, np.ndarray]] = field(
+        init=False, default_factory=lambda: deque(maxlen=RECENT_QUERIES), compare=False, repr=False
+    )
+    _lock: threading.Lock = field(
+        init=False, default_factory=threading.Lock, compare=False, repr=False
+    )
 
     @classmethod
     def build(cls, paths: list[str]) -> FileList:
-        ordered = sorted(paths, key=lambda p: (len(p), p))
-        lower = [p.lower() for p in ordered]
+        # Two C-level sorts (stable) give the (length, path) order without a key tuple per path.
+        ordered = sorted(paths)
+        ordered.sort(key=len)
+        # NUL never occurs in a path, and lower-casing never makes or removes one.
+        lower = "\0".join(ordered).lower().split("\0") if ordered else []
         names = [p.rpartition("/")[2] for p in lower]
-        return cls(ordered, lower, names, np.fromiter(map(len, ordered), dtype=np.int32, count=len(ordered)))
+        return cls(
+            ordered,
+            _object_array(lower),
+            _object_array(names),
+            np.fromiter(map(len, ordered), dtype=np.int32, count=len(ordered)),
+            np.fromiter(map(len, names), dtype=np.int32, count=len(names)),
+        )
 
     def __len__(self) -> int:
         return len(self.paths)
+
+    def pool_for(self, needle: str) -> np.ndarray | None:
+        """The fewest indices sure to hold every path ``needle`` matches, or None for all."""
+        with self._lock:
+            recent = list(self._recent)
+        pools = [hits for earlier, hits in recent if _is_subsequence(earlier, needle)]
+        return min(pools, key=len) if pools else None
+
+    def remember(self, needle: str, hits: np.ndarray) -> None:
+        with self._lock:
+            self._recent.append((needle, hits))
 
 
 @dataclass(frozen=True)
@@ -66,17 +103,53 @@ def rank(query: str, files: FileList, limit: int) -> list[Match]:
 
 
 def _candidates(needle: str, files: FileList) -> np.ndarray:
-    width = len(needle)
-    in_path = process.cdist([needle], files.lower, scorer=LCSseq.similarity, score_cutoff=width, dtype=np.int32)[0]
-    hits = np.flatnonzero(in_path)
+    hits = _hits(needle, files)
     if hits.size <= CANDIDATES:
         return hits
-    names = files.names
-    in_name = process.cdist([needle], names, scorer=LCSseq.similarity, score_cutoff=width, dtype=np.int32)[0]
-    closeness = process.cdist([needle], names, scorer=fuzz.ratio, dtype=np.int32)[0]
-    key = (in_name[hits] > 0) * 10_000 + closeness[hits] * 20 - files.lengths[hits]
+    common = _cdist(needle, files.names[hits], LCSseq.similarity)
+    closeness = ratio_from_lcs(len(needle), files.name_lengths[hits], common)
+    key = (common == len(needle)) * 10_000 + closeness * 20 - files.lengths[hits]
     best = np.argpartition(-key, CANDIDATES)[:CANDIDATES]
     return hits[best]  # type: ignore[no-any-return]
+
+
+def _hits(needle: str, files: FileList) -> np.ndarray:
+    """Indices (ascending) of the paths that hold ``needle`` as a subsequence."""
+    pool = files.pool_for(needle)
+    if pool is None:
+        hits = np.flatnonzero(_cdist(needle, files.lower, LCSseq.similarity, cutoff=len(needle)))
+    else:
+        found = _cdist(needle, files.lower[pool], LCSseq.similarity, cutoff=len(needle))
+        hits = pool[np.flatnonzero(found)]
+    files.remember(needle, hits)
+    return hits
+
+
+def ratio_from_lcs(width: int, lengths: np.ndarray, common: np.ndarray) -> np.ndarray:
+    """``fuzz.ratio`` of a ``width``-long needle and strings of ``lengths``, from their LCS.
+
+    The ratio is defined as 100 * 2 * LCS / total length; computed in rapidfuzz's order and
+    rounded half up as its integer ``cdist`` rounds, it is the same number without a second
+    pass over the strings.
+    """
+    total = width + lengths
+    return np.floor(100 * (1 - (total - 2 * common) / total) + 0.5).astype(np.int32)
+
+
+def _cdist(needle: str, choices: np.ndarray, scorer: Any, cutoff: int | None = None) -> np.ndarray:
+    scores = process.cdist([needle], choices, scorer=scorer, score_cutoff=cutoff, dtype=np.int32)
+    return scores[0]  # type: ignore[no-any-return]
+
+
+def _object_array(strings: list[str]) -> np.ndarray:
+    array = np.empty(len(strings), dtype=object)
+    array[:] = strings
+    return array
+
+
+def _is_subsequence(short: str, long: str) -> bool:
+    rest = iter(long)
+    return all(char in rest for char in short)
 
 
 def score_path(needle: str, path: str) -> tuple[float, list[int]] | None:

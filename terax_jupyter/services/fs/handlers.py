@@ -28,7 +28,9 @@ class FileHandler(FsHandler):
     @authorized
     async def get(self) -> None:
         path = self.string_argument("path")
-        self.finish_json(await self.terax.files.read(path, format=self.string_argument("format", "auto")))
+        self.finish_json(
+            await self.terax.files.read(path, format=self.string_argument("format", "auto"))
+        )
 
     @web.authenticated
     @authorized
@@ -52,7 +54,9 @@ class FileHandler(FsHandler):
     @web.authenticated
     @authorized
     async def delete(self) -> None:
-        await self.terax.files.delete(self.string_argument("path"), recursive=self.bool_argument("recursive"))
+        await self.terax.files.delete(
+            self.string_argument("path"), recursive=self.bool_argument("recursive")
+        )
         self.set_status(204)
         self.finish()
 
@@ -189,7 +193,22 @@ def _string(body: dict[str, Any], key: str, default: str | None = None) -> str:
 
 
 def _globs(value: str) -> list[str]:
-    return [part.strip() for part in value.split(",") if part.strip()]
+    """Comma-separated globs; commas inside braces belong to the glob (``*.{ts,tsx}``)."""
+    parts: list[str] = []
+    depth = 0
+    current: list[str] = []
+    for char in value:
+        if char == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+            continue
+        if char == "{":
+            depth += 1
+        elif char == "}" and depth > 0:
+            depth -= 1
+        current.append(char)
+    parts.append("".join(current))
+    return [part.strip() for part in parts if part.strip()]
 
 
 default_handlers = [

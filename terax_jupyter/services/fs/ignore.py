@@ -77,7 +77,10 @@ class IgnoreRules:
 
     def spec_for(self, folder: str) -> pathspec.GitIgnoreSpec | None:
         """The rules that a folder's own ignore files add (cached by modification time)."""
-        sources = [os.path.join(folder, ".gitignore"), os.path.join(folder, ".git", "info", "exclude")]
+        sources = [
+            os.path.join(folder, ".gitignore"),
+            os.path.join(folder, ".git", "info", "exclude"),
+        ]
         stamp = 0
         for source in sources:
             try:

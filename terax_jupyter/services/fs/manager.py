@@ -27,6 +27,8 @@ from terax_jupyter.services.fs.encoding import decode, encode, etag_for
 from terax_jupyter.services.fs.ignore import IgnoreRules
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from terax_jupyter.security import CheckedPath, SecurityLayer
 
 READ_FORMATS = ("auto", "text", "base64")
@@ -46,6 +48,9 @@ class FileManager(LoggingConfigurable):
         super().__init__(**kwargs)
         self.security = security
         self._mutation_lock = asyncio.Lock()
+        # Called with (kind, canonical path) after each change this manager makes, so that
+        # indexes see it at once rather than at their next refresh.
+        self.listeners: list[Callable[[str, str], None]] = []
 
     @property
     def guard(self) -> Any:
@@ -55,7 +60,9 @@ class FileManager(LoggingConfigurable):
 
     async def read(self, path: str, *, format: str = "auto") -> dict[str, Any]:
         if format not in READ_FORMATS:
-            raise InvalidRequest(f"'format' must be one of {', '.join(READ_FORMATS)}.", reason="invalid_parameter")
+            raise InvalidRequest(
+                f"'format' must be one of {', '.join(READ_FORMATS)}.", reason="invalid_parameter"
+            )
         checked = self.guard.check(path, Access.READ)
         data, info = await asyncio.to_thread(fileio.read_bytes, checked, self.max_read_bytes)
         if format == "base64":
@@ -84,6 +91,10 @@ class FileManager(LoggingConfigurable):
         return {"path": self.guard.display(checked.path), "entries": rows}
 
     def _list_rows(self, checked: CheckedPath, show_hidden: bool) -> list[dict[str, Any]]:
+        if not stat.S_ISDIR(fileio.stat_path(checked).st_mode):
+            raise InvalidRequest(
+                f"{self.guard.display(checked.path)} is not a folder.", reason="not_a_directory"
+            )
         entries = fileio.list_directory(checked)
         if not show_hidden:
             entries = [e for e in entries if not e.name.startswith(".")]
@@ -124,17 +135,22 @@ class FileManager(LoggingConfigurable):
         """Write a whole file atomically. An existing file needs its current etag (or overwrite)."""
         data = encode(content, encoding)
         if len(data) > self.max_write_bytes:
-            raise TooLarge(f"The content is {len(data)} bytes; the limit is {self.max_write_bytes}.")
+            raise TooLarge(
+                f"The content is {len(data)} bytes; the limit is {self.max_write_bytes}."
+            )
         checked = self.guard.check(path, Access.WRITE)
         async with self._mutation_lock:
             info = await asyncio.to_thread(self._write_checked, checked, data, etag, overwrite)
+        self._changed("modified", checked.path)
         return {**self._describe(checked, info), "etag": etag_for(data, info.st_mtime_ns)}
 
     def _write_checked(
         self, checked: CheckedPath, data: bytes, etag: str | None, overwrite: bool
     ) -> os.stat_result:
         try:
-            current, current_info = fileio.read_bytes(checked, max(self.max_read_bytes, self.max_write_bytes))
+            current, current_info = fileio.read_bytes(
+                checked, max(self.max_read_bytes, self.max_write_bytes)
+            )
         except NotFound:
             if etag:
                 raise StaleVersion(f"{checked.path} was deleted since it was read.") from None
@@ -155,7 +171,9 @@ class FileManager(LoggingConfigurable):
         self, path: str, *, kind: str, content: str = "", parents: bool = False
     ) -> dict[str, Any]:
         if kind not in ("file", "directory"):
-            raise InvalidRequest("'type' must be 'file' or 'directory'.", reason="invalid_parameter")
+            raise InvalidRequest(
+                "'type' must be 'file' or 'directory'.", reason="invalid_parameter"
+            )
         checked = self.guard.check(path, Access.WRITE)
         async with self._mutation_lock:
             if kind == "directory":
@@ -168,6 +186,7 @@ class FileManager(LoggingConfigurable):
                         await asyncio.to_thread(fileio.make_directory, parent, parents=True)
                 await asyncio.to_thread(fileio.create_file, checked, data)
             info = await asyncio.to_thread(fileio.stat_path, checked)
+        self._changed("created", checked.path)
         return self._describe(checked, info)
 
     async def rename(self, path: str, new_path: str, *, overwrite: bool = False) -> dict[str, Any]:
@@ -179,6 +198,8 @@ class FileManager(LoggingConfigurable):
         async with self._mutation_lock:
             await asyncio.to_thread(fileio.rename, source, target, overwrite=overwrite)
             info = await asyncio.to_thread(fileio.stat_path, target)
+        self._changed("deleted", source.path)
+        self._changed("created", target.path)
         return self._describe(target, info)
 
     async def copy(self, path: str, new_path: str, *, overwrite: bool = False) -> dict[str, Any]:
@@ -194,6 +215,7 @@ class FileManager(LoggingConfigurable):
                 skip=lambda p: deny.check(p, write=False) is not None,
             )
             info = await asyncio.to_thread(fileio.stat_path, target)
+        self._changed("created", target.path)
         return self._describe(target, info)
 
     async def delete(self, path: str, *, recursive: bool = False) -> None:
@@ -201,8 +223,16 @@ class FileManager(LoggingConfigurable):
         self._refuse_roots(checked, "deleted")
         async with self._mutation_lock:
             await asyncio.to_thread(fileio.delete, checked, recursive=recursive)
+        self._changed("deleted", checked.path)
 
     # -- helpers -----------------------------------------------------------------------
+
+    def _changed(self, kind: str, path: str) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener(kind, path)
+            except Exception:
+                self.log.exception("A file-change listener failed for %s", path)
 
     def _refuse_roots(self, checked: CheckedPath, verb: str) -> None:
         if checked.is_root or self.guard.roots.is_root(checked.path):

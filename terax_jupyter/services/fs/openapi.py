@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from terax_jupyter.apispec import errors, json_body, json_response, query, ref
 
-_PATH = query("path", {"type": "string"}, "Relative to the server root, or absolute inside a root.", required=True)
+_PATH = query(
+    "path",
+    {"type": "string"},
+    "Relative to the server root, or absolute inside a root.",
+    required=True,
+)
 _FOLDER = query("path", {"type": "string"}, "Folder to work in (default: the server root).")
 
 SCHEMAS = {
@@ -41,8 +46,16 @@ SCHEMAS = {
             "path": {"type": "string"},
             "content": {"type": "string"},
             "encoding": {"type": "string", "default": "utf-8"},
-            "etag": {"type": "string", "nullable": True, "description": "The etag you read; 409 if stale."},
-            "overwrite": {"type": "boolean", "default": False, "description": "Replace without an etag."},
+            "etag": {
+                "type": "string",
+                "nullable": True,
+                "description": "The etag you read; 409 if stale.",
+            },
+            "overwrite": {
+                "type": "boolean",
+                "default": False,
+                "description": "Replace without an etag.",
+            },
         },
     },
     "CreateRequest": {
@@ -82,7 +95,10 @@ SCHEMAS = {
                         "mode": {"type": "string"},
                         "hidden": {"type": "boolean"},
                         "ignored": {"type": "boolean", "description": "Matched by a .gitignore."},
-                        "denied": {"type": "boolean", "description": "Protected: Terax will not open it."},
+                        "denied": {
+                            "type": "boolean",
+                            "description": "Protected: Terax will not open it.",
+                        },
                     },
                 },
             },
@@ -142,7 +158,11 @@ PATHS = {
             "summary": "Read a file (text decoded, binary as base64) with its etag.",
             "parameters": [
                 _PATH,
-                query("format", {"type": "string", "enum": ["auto", "text", "base64"]}, "How to return it."),
+                query(
+                    "format",
+                    {"type": "string", "enum": ["auto", "text", "base64"]},
+                    "How to return it.",
+                ),
             ],
             "responses": {
                 "200": json_response("The file.", ref("FileContent")),
@@ -150,11 +170,13 @@ PATHS = {
             },
         },
         "put": {
-            "summary": "Write a whole file atomically; an existing file needs its etag or overwrite.",
+            "summary": "Write a file atomically; an existing file needs its etag or overwrite.",
             "requestBody": json_body("WriteRequest"),
             "responses": {
                 "200": json_response("Written.", ref("FileInfo")),
-                **errors("BadRequest", "Forbidden", "NotFound", "Conflict", "TooLarge", "Unsupported"),
+                **errors(
+                    "BadRequest", "Forbidden", "NotFound", "Conflict", "TooLarge", "Unsupported"
+                ),
             },
         },
         "delete": {
@@ -182,7 +204,10 @@ PATHS = {
     "/terax/api/fs/list": {
         "get": {
             "summary": "List a folder with hidden, gitignored and protected flags.",
-            "parameters": [_FOLDER, query("hidden", {"type": "boolean"}, "Include dot files (default true).")],
+            "parameters": [
+                _FOLDER,
+                query("hidden", {"type": "boolean"}, "Include dot files (default true)."),
+            ],
             "responses": {
                 "200": json_response("Entries, folders first.", ref("Listing")),
                 **errors("BadRequest", "Forbidden", "NotFound"),
@@ -249,17 +274,34 @@ PATHS = {
     },
     "/terax/api/fs/grep": {
         "get": {
-            "summary": "Search file contents; newline-delimited JSON, one line per file, then a summary.",
+            "summary": "Search file contents; NDJSON, one line per file, then a summary.",
             "parameters": [
-                query("pattern", {"type": "string"}, "Text, or a regex with regex=true.", required=True),
+                query(
+                    "pattern",
+                    {"type": "string"},
+                    "Text, or a regex with regex=true.",
+                    required=True,
+                ),
                 _FOLDER,
                 query("regex", {"type": "boolean"}, "Treat the pattern as a regular expression."),
-                query("case", {"type": "string", "enum": ["smart", "sensitive", "insensitive"]}, "Case rule."),
+                query(
+                    "case",
+                    {"type": "string", "enum": ["smart", "sensitive", "insensitive"]},
+                    "Case rule.",
+                ),
                 query("word", {"type": "boolean"}, "Whole words only."),
                 query("include", {"type": "string"}, "Comma-separated globs to search."),
                 query("exclude", {"type": "string"}, "Comma-separated globs to skip."),
-                query("max_results", {"type": "integer", "minimum": 1, "maximum": 100000}, "Most matches."),
-                query("max_per_file", {"type": "integer", "minimum": 1, "maximum": 100000}, "Most per file."),
+                query(
+                    "max_results",
+                    {"type": "integer", "minimum": 1, "maximum": 100000},
+                    "Most matches.",
+                ),
+                query(
+                    "max_per_file",
+                    {"type": "integer", "minimum": 1, "maximum": 100000},
+                    "Most per file.",
+                ),
             ],
             "responses": {
                 "200": {
@@ -278,12 +320,16 @@ PATHS = {
         "get": {
             "summary": "WebSocket: subscribe to folders, receive batched change events.",
             "description": (
-                'Send {"op": "subscribe", "id", "path", "recursive"} or {"op": "unsubscribe", "id"}; '
-                'receive {"type": "changes", "id", "events": [{"kind", "path", "dest", "directory"}]}, '
+                'Send {"op": "subscribe", "id", "path", "recursive"} or '
+                '{"op": "unsubscribe", "id"}; receive {"type": "changes", "id", "events": '
+                '[{"kind", "path", "dest", "directory"}]}, '
                 '{"type": "overflow", "id"} when events were dropped, and errors.'
             ),
             "x-websocket": True,
-            "responses": {"101": {"description": "Switching protocols."}, **errors("BadRequest", "Forbidden")},
+            "responses": {
+                "101": {"description": "Switching protocols."},
+                **errors("BadRequest", "Forbidden"),
+            },
         }
     },
 }

@@ -43,12 +43,18 @@ class FileIndex:
 class FileSearch(LoggingConfigurable):
     """Quick-open search and glob over an index built with ``rg --files`` (or a Python walk)."""
 
-    max_files = Int(500_000, help="Most files one index holds; a larger tree is cut.").tag(config=True)
-    scan_time_limit = Float(30.0, help="Seconds an index build may take before it is cut.").tag(config=True)
+    max_files = Int(500_000, help="Most files one index holds; a larger tree is cut.").tag(
+        config=True
+    )
+    scan_time_limit = Float(30.0, help="Seconds an index build may take before it is cut.").tag(
+        config=True
+    )
     index_ttl = Float(
         30.0, help="Seconds after which an index is rebuilt in the background on next use."
     ).tag(config=True)
-    ripgrep_path = Unicode("", help="Path of the rg binary; empty finds the bundled one.").tag(config=True)
+    ripgrep_path = Unicode("", help="Path of the rg binary; empty finds the bundled one.").tag(
+        config=True
+    )
 
     def __init__(self, security: SecurityLayer, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -71,7 +77,11 @@ class FileSearch(LoggingConfigurable):
         return {
             "query": query,
             "results": [
-                {"path": prefix + m.path, "score": round(m.score, 2), "positions": [p + len(prefix) for p in m.positions]}
+                {
+                    "path": prefix + m.path,
+                    "score": round(m.score, 2),
+                    "positions": [p + len(prefix) for p in m.positions],
+                }
                 for m in matches
             ],
             **self._index_facts(index),
@@ -84,7 +94,8 @@ class FileSearch(LoggingConfigurable):
         try:
             expressions = wcglob.translate(pattern.strip(), flags=_GLOB_FLAGS)[0]
             compiled = [re.compile(e) for e in expressions]
-        except (ValueError, re.error) as error:
+        except Exception as error:
+            # wcmatch signals a brace expansion over its limit with its own exception class.
             raise InvalidPattern(f"The glob pattern is not valid: {error}.") from None
         top = self._folder(path)
         index = await self.index_for(top)
@@ -163,8 +174,7 @@ class FileSearch(LoggingConfigurable):
         return index
 
     def _without_denied(self, top: CheckedPath, files: list[str]) -> list[str]:
-        base = top.path.rstrip("/") + "/"
-        denied = self.security.deny.denied_among([base + f for f in files])
+        denied = self.security.deny.denied_among(files, base=top.path)
         return [f for i, f in enumerate(files) if i not in denied] if denied else files
 
     def _walk(self, top: CheckedPath) -> tuple[list[str], bool]:
@@ -172,7 +182,9 @@ class FileSearch(LoggingConfigurable):
         result = walk_files(
             top,
             self.security.deny,
-            skip_directory=lambda path, name: name in PRUNED_DIRECTORIES or rules.is_ignored(path, is_dir=True),
+            skip_directory=lambda path, name: (
+                name in PRUNED_DIRECTORIES or rules.is_ignored(path, is_dir=True)
+            ),
             skip_file=lambda path: rules.is_ignored(path, is_dir=False),
             max_files=self.max_files,
             time_limit=self.scan_time_limit,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import stat
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -15,7 +16,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from terax_jupyter.exceptions import InvalidRequest
-from terax_jupyter.security import Access
+from terax_jupyter.security import Access, fileio
 from terax_jupyter.security.workspace import is_within
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from terax_jupyter.security import SecurityLayer
 
 _KINDS = {"created", "deleted", "modified", "moved"}
+
 
 @dataclass(frozen=True)
 class Subscription:
@@ -65,7 +67,11 @@ class _Subscriber:
         with self._lock:
             if not self._overflow:
                 earlier = self._pending.get(event["path"])
-                if earlier is not None and earlier["kind"] == "created" and event["kind"] == "modified":
+                if (
+                    earlier is not None
+                    and earlier["kind"] == "created"
+                    and event["kind"] == "modified"
+                ):
                     pass
                 elif len(self._pending) >= self._max_pending and earlier is None:
                     self._overflow = True
@@ -99,10 +105,12 @@ class _Dispatcher(FileSystemEventHandler):
 class WatchService(LoggingConfigurable):
     """One watchdog observer for the server; subscribers get batched, filtered events."""
 
-    debounce = Float(0.15, help="Seconds events are gathered before a batch is sent.").tag(config=True)
-    max_pending = Int(2000, help="Distinct paths per batch before it becomes an overflow notice.").tag(
+    debounce = Float(0.15, help="Seconds events are gathered before a batch is sent.").tag(
         config=True
     )
+    max_pending = Int(
+        2000, help="Distinct paths per batch before it becomes an overflow notice."
+    ).tag(config=True)
 
     def __init__(self, security: SecurityLayer, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -123,10 +131,12 @@ class WatchService(LoggingConfigurable):
     ) -> Subscription:
         """Watch a folder. ``deliver`` gets a list of events, or None when events were dropped."""
         folder = self.security.paths.check(path or self.security.roots.server_root, Access.READ)
-        if not os.path.isdir(folder.path):
+        if not stat.S_ISDIR(fileio.stat_path(folder).st_mode):
             raise InvalidRequest(f"{path} is not a folder.", reason="not_a_directory")
         subscription = Subscription(next(self._ids), folder.path, recursive)
-        subscriber = _Subscriber(subscription, asyncio.get_running_loop(), deliver, self.debounce, self.max_pending)
+        subscriber = _Subscriber(
+            subscription, asyncio.get_running_loop(), deliver, self.debounce, self.max_pending
+        )
         with self._lock:
             observer = self._ensure_observer()
             key = (folder.path, recursive)
@@ -156,7 +166,9 @@ class WatchService(LoggingConfigurable):
         source = os.fsdecode(event.src_path)
         target = os.fsdecode(event.dest_path) if event.dest_path else None
         deny = self.security.deny
-        if deny.check(source, write=False) is not None and (target is None or deny.check(target, write=False) is not None):
+        if deny.check(source, write=False) is not None and (
+            target is None or deny.check(target, write=False) is not None
+        ):
             return
         display = self.security.paths.display
         payload: dict[str, Any] = {

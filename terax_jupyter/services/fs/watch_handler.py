@@ -41,11 +41,15 @@ class WatchWebSocket(TeraxWebSocketHandler):
         request_id = None
         try:
             if isinstance(message, bytes) or len(message) > MAX_MESSAGE_BYTES:
-                raise InvalidRequest("Messages must be JSON text under 64 KiB.", reason="invalid_message")
+                raise InvalidRequest(
+                    "Messages must be JSON text under 64 KiB.", reason="invalid_message"
+                )
             try:
                 request = json.loads(message)
             except ValueError:
-                raise InvalidRequest("The message is not valid JSON.", reason="invalid_json") from None
+                raise InvalidRequest(
+                    "The message is not valid JSON.", reason="invalid_json"
+                ) from None
             if not isinstance(request, dict):
                 raise InvalidRequest("The message must be a JSON object.", reason="invalid_message")
             request_id = str(request.get("id", ""))
@@ -57,15 +61,39 @@ class WatchWebSocket(TeraxWebSocketHandler):
             elif op == "unsubscribe":
                 self._unsubscribe(request_id)
             else:
-                raise InvalidRequest("'op' must be 'subscribe' or 'unsubscribe'.", reason="invalid_message")
+                raise InvalidRequest(
+                    "'op' must be 'subscribe' or 'unsubscribe'.", reason="invalid_message"
+                )
         except TeraxError as error:
-            self.send_json({"type": "error", "id": request_id, "message": error.message, "reason": error.reason})
+            self.send_json(
+                {
+                    "type": "error",
+                    "id": request_id,
+                    "message": error.message,
+                    "reason": error.reason,
+                }
+            )
+        except OSError as error:
+            # The OS refused the watch (inotify limits, permissions): say so, keep the connection.
+            self.log.warning("Watching failed: %s", error)
+            self.send_json(
+                {
+                    "type": "error",
+                    "id": request_id,
+                    "message": "The server could not watch that folder (a system limit).",
+                    "reason": "unavailable",
+                }
+            )
 
     def _subscribe(self, request_id: str, request: dict[str, Any]) -> None:
         if request_id in self._subscriptions:
-            raise InvalidRequest(f"The id '{request_id}' is already subscribed.", reason="duplicate_id")
+            raise InvalidRequest(
+                f"The id '{request_id}' is already subscribed.", reason="duplicate_id"
+            )
         if len(self._subscriptions) >= MAX_SUBSCRIPTIONS:
-            raise InvalidRequest(f"At most {MAX_SUBSCRIPTIONS} folders per connection.", reason="too_many")
+            raise InvalidRequest(
+                f"At most {MAX_SUBSCRIPTIONS} folders per connection.", reason="too_many"
+            )
         path = request.get("path", "")
         if not isinstance(path, str):
             raise InvalidRequest("'path' must be a string.", reason="invalid_parameter")
@@ -80,7 +108,11 @@ class WatchWebSocket(TeraxWebSocketHandler):
         subscription = self.terax.watch.subscribe(path, deliver, recursive=recursive)
         self._subscriptions[request_id] = subscription
         self.send_json(
-            {"type": "subscribed", "id": request_id, "path": self.terax.security.paths.display(subscription.folder)}
+            {
+                "type": "subscribed",
+                "id": request_id,
+                "path": self.terax.security.paths.display(subscription.folder),
+            }
         )
 
     def _unsubscribe(self, request_id: str) -> None:

@@ -23,7 +23,11 @@ SCHEMAS = {
             "allow_user_roots": {"type": "boolean"},
         },
     },
-    "RootRequest": {"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}},
+    "RootRequest": {
+        "type": "object",
+        "required": ["path"],
+        "properties": {"path": {"type": "string"}},
+    },
 }
 
 PATHS = {

@@ -1,0 +1,3 @@
+import './base.css';
+import './gotofile.css';
+import './searchfiles.css';

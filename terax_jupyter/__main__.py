@@ -1,0 +1,5 @@
+"""``python -m terax_jupyter`` is ``jupyter terax``."""
+
+from terax_jupyter.app import main
+
+main()

@@ -1,0 +1,232 @@
+"""`jupyter terax [PATH]`: starts Lab with Terax at PATH, or fails in one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from terax_jupyter.app import LaunchError, _split_arguments, preflight
+
+LAUNCH_TIMEOUT = 60
+
+
+def _isolated_environment(tmp_path: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR"):
+        env[name] = str(tmp_path / name.lower())
+    env["JUPYTERLAB_SETTINGS_DIR"] = str(tmp_path / "lab-settings")
+    env["JUPYTER_PLATFORM_DIRS"] = "1"
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(Path(__file__).parent.parent), env.get("PYTHONPATH", "")]
+    )
+    return env
+
+
+def _terax_command(*arguments: str) -> list[str]:
+    return [sys.executable, "-m", "terax_jupyter", *arguments]
+
+
+def _run(
+    arguments: list[str], tmp_path: Path, **kwargs: object
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        arguments,
+        capture_output=True,
+        text=True,
+        timeout=LAUNCH_TIMEOUT,
+        env=_isolated_environment(tmp_path),
+        check=False,
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+# -- argument parsing (no server) ----------------------------------------------------------
+
+
+def test_split_arguments_reads_traitlets_forms():
+    positional, options = _split_arguments(
+        ["--no-browser", "work", "--port", "9000", "--ServerApp.ip=0.0.0.0", "--read-only"]
+    )
+    assert positional == ["work"]
+    assert options == {"no-browser": "", "port": "9000", "ServerApp.ip": "0.0.0.0", "read-only": ""}
+
+
+def test_preflight_refuses_two_paths(tmp_path):
+    with pytest.raises(LaunchError, match="one PATH"):
+        preflight([str(tmp_path), str(tmp_path)])
+
+
+def test_preflight_refuses_a_bad_port_number(tmp_path):
+    with pytest.raises(LaunchError, match="must be a number"):
+        preflight([str(tmp_path), "--port=eighty"])
+    with pytest.raises(LaunchError, match="between 0 and 65535"):
+        preflight([str(tmp_path), "--port=70000"])
+
+
+def test_preflight_turns_off_port_retries_for_an_explicit_port(tmp_path):
+    arguments = preflight([str(tmp_path), f"--port={_free_port()}"])
+    assert arguments[-1] == "--ServerApp.port_retries=0"
+    assert preflight([str(tmp_path)]) == [str(tmp_path)]
+
+
+# -- the real command ------------------------------------------------------------------------
+
+
+def test_missing_path_is_one_line_and_nonzero(tmp_path):
+    result = _run(_terax_command(str(tmp_path / "nope"), "--no-browser"), tmp_path)
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert lines == [f"jupyter terax: {tmp_path / 'nope'}: no such file or folder"]
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_unreadable_path_is_one_line_and_nonzero(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0)
+    try:
+        command = _terax_command(str(locked), "--no-browser")
+        if os.geteuid() == 0:
+            # Root ignores permission bits unless its DAC capabilities are dropped (util-linux).
+            drop = "-dac_override,-dac_read_search"
+            command = ["setpriv", f"--bounding-set={drop}", f"--inh-caps={drop}", *command]
+        result = _run(command, tmp_path)
+    finally:
+        locked.chmod(stat.S_IRWXU)
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines() == [
+        f"jupyter terax: {locked}: permission denied (the folder cannot be read)"
+    ]
+
+
+def test_busy_port_is_one_line_and_nonzero(tmp_path):
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        result = _run(
+            _terax_command(str(tmp_path), "--no-browser", "--ip=127.0.0.1", f"--port={port}"),
+            tmp_path,
+        )
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines() == [
+        f"jupyter terax: port {port} on 127.0.0.1 is already in use; choose another with --port"
+    ]
+
+
+def test_starts_lab_rooted_at_path_and_prints_the_token_url(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "hello.py").write_text("print('hi')\n")
+    browser_log = tmp_path / "browser.log"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\necho "$@" >> {browser_log}\n')
+    browser.chmod(0o755)
+    port = _free_port()
+    env = _isolated_environment(tmp_path)
+    env["BROWSER"] = str(browser)
+    process = subprocess.Popen(
+        _terax_command(str(project), "--ip=127.0.0.1", f"--port={port}", "--allow-root"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        url = _wait_for_token_url(process, port)
+        token = url.split("token=", 1)[1]
+        info = _get_json(f"http://127.0.0.1:{port}/terax/api/info", token)
+        assert info["server_root"] == str(project.resolve())
+        lab = _get(f"http://127.0.0.1:{port}/lab?token={token}")
+        assert "terax-jupyter" in lab or "jupyterlab" in lab.lower()
+        deadline = time.monotonic() + 15
+        while not browser_log.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert browser_log.exists(), "the browser was not opened"
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=30)
+
+
+def test_no_browser_does_not_open_one(tmp_path):
+    browser_log = tmp_path / "browser.log"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\necho "$@" >> {browser_log}\n')
+    browser.chmod(0o755)
+    port = _free_port()
+    env = _isolated_environment(tmp_path)
+    env["BROWSER"] = str(browser)
+    process = subprocess.Popen(
+        _terax_command(
+            str(tmp_path), "--no-browser", "--ip=127.0.0.1", f"--port={port}", "--allow-root"
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        _wait_for_token_url(process, port)
+        time.sleep(1.5)
+        assert not browser_log.exists()
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=30)
+
+
+def _wait_for_token_url(process: subprocess.Popen[str], port: int) -> str:
+    assert process.stdout is not None
+    deadline = time.monotonic() + LAUNCH_TIMEOUT
+    seen = []
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            if process.poll() is not None:
+                break
+            continue
+        seen.append(line)
+        if f"127.0.0.1:{port}/" in line and "token=" in line:
+            url = line.strip().split()[-1]
+            _wait_until_listening(port, deadline)
+            return url
+    raise AssertionError("no URL with a token was printed:\n" + "".join(seen))
+
+
+def _wait_until_listening(port: int, deadline: float) -> None:
+    # The URL is printed just before the server starts accepting connections.
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"nothing listens on port {port}")
+
+
+def _get(url: str, token: str | None = None) -> str:
+    request = urllib.request.Request(url)
+    if token:
+        request.add_header("Authorization", f"token {token}")
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return response.read().decode("utf-8")
+
+
+def _get_json(url: str, token: str) -> dict[str, object]:
+    return json.loads(_get(url, token))

@@ -1,0 +1,221 @@
+"""Fuzz every REST operation of a live ``jupyter server`` from its own OpenAPI document.
+
+No input may cause a 5xx, and every response must be one the document describes.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, Verbosity, given, settings
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+import terax_jupyter
+from terax_jupyter.pytest_plugin import BASE_URLS
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+pytestmark = pytest.mark.live
+
+PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(terax_jupyter.__file__)))
+WEBSOCKET_PATH = "/terax/api/fs/watch"
+# No 5xx, and every answer is one the document describes (status, content type, schema).
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+]
+# Examples per operation: data that fits the document, and data that does not.
+EXAMPLES = {GenerationMode.POSITIVE: 25, GenerationMode.NEGATIVE: 15}
+
+
+@dataclass
+class LiveServer:
+    url: str  # with the base URL, no trailing slash
+    token: str
+    log: Path
+    process: subprocess.Popen[bytes]
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"token {self.token}"}
+
+    def log_tail(self) -> str:
+        return self.log.read_text(errors="replace")[-4000:]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def sample_project(root: Path) -> None:
+    files = {
+        "src/app.py": "def main():\n    print('hello terax')\n",
+        "README.md": "# Demo\n",
+        "docs/guide.md": "hello guide\n",
+        ".env": "API_TOKEN=never-read-me\n",
+        "image.bin": "\0\1\2",
+    }
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+
+
+@pytest.fixture(scope="module", params=BASE_URLS, ids=["root", "hub"])
+def live_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    base_url = str(request.param)
+    home = tmp_path_factory.mktemp("fuzz-home")
+    root = home / "workspace"
+    root.mkdir()
+    sample_project(root)
+    port, token = free_port(), secrets.token_hex(16)
+    environment = {
+        key: value for key, value in os.environ.items() if not key.startswith(("JUPYTER", "PYTHON"))
+    }
+    environment.update(
+        HOME=str(home),
+        PYTHONPATH=PROJECT,
+        JUPYTER_NO_CONFIG="1",
+        JUPYTER_CONFIG_DIR=str(home / "config"),
+        JUPYTER_DATA_DIR=str(home / "data"),
+        JUPYTER_RUNTIME_DIR=str(home / "runtime"),
+        JUPYTER_PATH=str(home / "share"),
+    )
+    arguments = [
+        sys.executable,
+        "-m",
+        "jupyter_server",
+        "--ServerApp.jpserver_extensions={'terax_jupyter': True}",
+        f"--IdentityProvider.token={token}",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--ServerApp.root_dir={root}",
+        f"--ServerApp.base_url={base_url}",
+        "--ServerApp.open_browser=False",
+        "--allow-root",
+        # Fuzzed paths must stay inside the sample workspace: no adding real folders as roots.
+        "--TeraxApp.allow_user_roots=False",
+    ]
+    log = home / "server.log"
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            arguments,
+            cwd=root,
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=output,
+        )
+    server = LiveServer(f"http://127.0.0.1:{port}{base_url.rstrip('/')}", token, log, process)
+    try:
+        wait_until_ready(server)
+        yield server
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+def wait_until_ready(server: LiveServer, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    request = urllib.request.Request(server.url + "/terax/api/info", headers=server.headers)
+    while True:
+        if server.process.poll() is not None:
+            raise RuntimeError(f"the server exited:\n{server.log_tail()}")
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError):
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the server did not start:\n{server.log_tail()}")
+        time.sleep(0.2)
+
+
+def fuzz(operation: Any, server: LiveServer, mode: GenerationMode, examples: int) -> Counter[int]:
+    """Run one operation's generated cases; a server error fails with the shrunk case."""
+    statuses: Counter[int] = Counter()
+
+    @settings(
+        max_examples=examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        verbosity=Verbosity.quiet,
+    )
+    @given(case=operation.as_strategy(generation_mode=mode))
+    def run(case: Any) -> None:
+        # Negative cases may mangle the token header; the fuzzing is of the API behind it.
+        case.headers = {**(case.headers or {}), **server.headers}
+        response = case.call(base_url=server.url, timeout=30)
+        statuses[response.status_code] += 1
+        case.validate_response(response, checks=CHECKS)
+
+    run()
+    return statuses
+
+
+@pytest.mark.parametrize("mode", list(GenerationMode), ids=str)
+def test_no_server_errors(live_server: LiveServer, mode: GenerationMode) -> None:
+    schema = schemathesis.openapi.from_url(
+        live_server.url + "/terax/api/openapi.json", headers=live_server.headers
+    )
+    operations = [result.ok() for result in schema.get_all_operations()]
+    labels = {operation.label for operation in operations}
+    assert f"GET {WEBSOCKET_PATH}" in labels
+    assert len(labels) >= 14
+    statuses = {}
+    try:
+        for operation in operations:
+            if operation.path != WEBSOCKET_PATH:
+                statuses[operation.label] = fuzz(operation, live_server, mode, EXAMPLES[mode])
+    except BaseException:
+        print(f"server log:\n{live_server.log_tail()}")
+        raise
+    # Not a vacuous pass: every operation was reached, and the API answered past the auth layer.
+    assert all(sum(counts.values()) >= 5 for counts in statuses.values()), statuses
+    succeeded = {label for label, counts in statuses.items() if any(200 <= s < 300 for s in counts)}
+    assert {
+        "GET /terax/api/info",
+        "GET /terax/api/workspace/roots",
+        "GET /terax/api/fs/list",
+    } <= succeeded
+    assert len(succeeded) >= 6, statuses
+
+
+def test_unauthenticated_fuzz_target_refuses(live_server: LiveServer) -> None:
+    request = urllib.request.Request(live_server.url + "/terax/api/openapi.json")
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(request, timeout=5)
+    assert caught.value.code == 403

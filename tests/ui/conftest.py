@@ -1,0 +1,222 @@
+"""Fixtures for browser tests: a real ``jupyter lab`` process and one headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+from .helpers import artifact_name, make_project, wait_for_lab, write
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from playwright.sync_api import Browser, Page, Playwright
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+VIEWPORT = {"width": 1280, "height": 800}
+LAB_START_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class LabServer:
+    """A running ``jupyter lab`` for the browser tests."""
+
+    url: str
+    """Origin plus base URL, ending with a slash."""
+    base_url: str
+    token: str
+    root: Path
+    process: subprocess.Popen[bytes]
+
+    def lab_url(self) -> str:
+        # ``reset`` starts every page from the default layout, whatever the last test opened.
+        return f"{self.url}lab?reset&token={self.token}"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _lab_environment(home: Path) -> dict[str, str]:
+    settings = home / "settings"
+    write(
+        settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings",
+        json.dumps({"fetchNews": "false", "checkForUpdates": False}),
+    )
+    config = home / "config"
+    write(
+        config / "jupyter_server_config.json",
+        json.dumps({"ServerApp": {"jpserver_extensions": {"terax_jupyter": True}}}),
+    )
+    env = dict(os.environ)
+    env.update(
+        {
+            "JUPYTERLAB_SETTINGS_DIR": str(settings),
+            "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
+            "JUPYTER_CONFIG_DIR": str(config),
+            "JUPYTER_DATA_DIR": str(home / "data"),
+            "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+            "JUPYTER_PLATFORM_DIRS": "1",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    for name in ("JUPYTER_TOKEN", "JUPYTERHUB_API_TOKEN"):
+        env.pop(name, None)
+    return env
+
+
+def _wait_until_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + LAB_START_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"jupyter lab exited early:\n{log.read_text()[-4000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"jupyter lab did not answer {url}:\n{log.read_text()[-4000:]}")
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
+
+
+@pytest.fixture(autouse=True)
+def jp_asyncio_loop() -> None:
+    """No in-process server here: Playwright's sync API owns this thread's event loop."""
+    return None
+
+
+@pytest.fixture(autouse=True)
+def jp_server_cleanup() -> None:
+    """Lab runs in a subprocess, so there is no in-process server to clean up."""
+    return None
+
+
+@pytest.fixture(
+    scope="session",
+    params=["/", "/user/alice/"],
+    ids=["root", "prefixed"],
+)
+def lab(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LabServer]:
+    """A real ``jupyter lab`` on 127.0.0.1, at the root or under a JupyterHub-style prefix."""
+    base_url: str = request.param
+    home = tmp_path_factory.mktemp("lab-home")
+    root = tmp_path_factory.mktemp("workspace")
+    make_project(root)
+    port = _free_port()
+    token = secrets.token_hex(16)
+    log = home / "lab.log"
+    command = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--allow-root",
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--ServerApp.base_url={base_url}",
+        f"--ServerApp.root_dir={root}",
+        f"--IdentityProvider.token={token}",
+        "--LabApp.news_url=",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        "--LabApp.expose_app_in_browser=True",
+    ]
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            command,
+            cwd=root,
+            env=_lab_environment(home),
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        url = f"http://127.0.0.1:{port}{base_url}"
+        _wait_until_ready(f"{url}api/status?token={token}", process, log)
+        yield LabServer(url=url, base_url=base_url, token=token, root=root, process=process)
+    finally:
+        _stop(process)
+
+
+@pytest.fixture(scope="session")
+def playwright_instance() -> Iterator[Playwright]:
+    with sync_playwright() as playwright:
+        yield playwright
+
+
+@pytest.fixture(scope="session")
+def browser(playwright_instance: Playwright) -> Iterator[Browser]:
+    """One headless Chromium for the whole session."""
+    browser = playwright_instance.chromium.launch(
+        executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+    )
+    try:
+        yield browser
+    finally:
+        browser.close()
+
+
+@pytest.fixture
+def page(browser: Browser, lab: LabServer, request: pytest.FixtureRequest) -> Iterator[Page]:
+    """A logged-in JupyterLab page, ready to use; screenshotted when the test ends."""
+    context = browser.new_context(viewport=VIEWPORT, device_scale_factor=1)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(f"page error: {error}"))
+    page.on(
+        "console",
+        lambda message: (
+            errors.append(f"console {message.type}: {message.text}")
+            if message.type in ("error", "warning")
+            else None
+        ),
+    )
+    try:
+        page.goto(lab.lab_url())
+        wait_for_lab(page)
+        yield page
+    finally:
+        # Shown by pytest only when the test fails.
+        print("\n".join(errors))
+        try:
+            page.screenshot(path=artifact_name(request))
+        finally:
+            context.close()
