@@ -26,3 +26,4 @@ class TeraxContext:
 
     async def close(self) -> None:
         self.watch.stop()
+        await self.search.close()

@@ -230,3 +230,13 @@ def _get(url: str, token: str | None = None) -> str:
 
 def _get_json(url: str, token: str) -> dict[str, object]:
     return json.loads(_get(url, token))
+
+
+def test_the_jupyter_subcommand_is_installed(tmp_path):
+    # `jupyter terax` finds the `jupyter-terax` console script next to this interpreter.
+    jupyter = Path(sys.executable).parent / "jupyter"
+    result = _run([str(jupyter), "terax", str(tmp_path / "missing"), "--no-browser"], tmp_path)
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines() == [
+        f"jupyter terax: {tmp_path / 'missing'}: no such file or folder"
+    ]

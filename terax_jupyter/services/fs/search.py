@@ -36,7 +36,7 @@ class FileIndex:
     build_seconds: float
     truncated: bool
     engine: str
-    stale: bool = False
+    generation: int = 0
     refreshing: asyncio.Task[None] | None = field(default=None, repr=False)
 
 
@@ -55,12 +55,19 @@ class FileSearch(LoggingConfigurable):
     ripgrep_path = Unicode("", help="Path of the rg binary; empty finds the bundled one.").tag(
         config=True
     )
+    fresh_wait = Float(
+        0.5,
+        help="After a change, a query waits for the rebuilt index if the last build took at "
+        "most this many seconds; bigger trees answer from the old index while it rebuilds.",
+    ).tag(config=True)
 
     def __init__(self, security: SecurityLayer, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.security = security
         self._indexes: dict[str, FileIndex] = {}
         self._builds: dict[str, asyncio.Task[FileIndex]] = {}
+        # Bumped by every change under a folder; an index built from an older one is stale.
+        self._generations: dict[str, int] = {}
 
     @property
     def ripgrep(self) -> str | None:
@@ -118,11 +125,21 @@ class FileSearch(LoggingConfigurable):
             "truncated": cut or index.truncated,
         }
 
+    async def close(self) -> None:
+        """Stop index builds still running (server shutdown)."""
+        tasks = [t for t in self._builds.values() if not t.done()]
+        tasks += [
+            i.refreshing for i in self._indexes.values() if i.refreshing and not i.refreshing.done()
+        ]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
     def invalidate(self, folder: str | None = None) -> None:
         """Mark indexes stale (all, or those whose folder holds ``folder``)."""
-        for top, index in self._indexes.items():
+        for top in list(self._indexes):
             if folder is None or folder == top or folder.startswith(top.rstrip("/") + "/"):
-                index.stale = True
+                self._generations[top] = self._generations.get(top, 0) + 1
 
     # -- the index -------------------------------------------------------------------
 
@@ -131,9 +148,21 @@ class FileSearch(LoggingConfigurable):
         index = self._indexes.get(top.path)
         if index is None:
             return await self._build(top)
+        changed = index.generation != self._generations.get(top.path, 0)
         expired = time.monotonic() - index.built_at > self.index_ttl
-        if (index.stale or expired) and (index.refreshing is None or index.refreshing.done()):
+        if not (changed or expired):
+            return index
+        if index.refreshing is None or index.refreshing.done():
             index.refreshing = asyncio.ensure_future(self._refresh(top))
+        if changed and index.build_seconds <= self.fresh_wait:
+            # A small tree rebuilds in moments: answer with the file that was just created.
+            try:
+                await asyncio.wait_for(
+                    asyncio.shield(index.refreshing), timeout=2 * self.fresh_wait
+                )
+            except asyncio.TimeoutError:
+                return index
+            return self._indexes.get(top.path, index)
         return index
 
     async def _refresh(self, top: CheckedPath) -> None:
@@ -151,6 +180,7 @@ class FileSearch(LoggingConfigurable):
 
     async def _scan(self, top: CheckedPath) -> FileIndex:
         started = time.perf_counter()
+        generation = self._generations.get(top.path, 0)
         rg = self.ripgrep
         if rg is not None:
             files, truncated = await ripgrep.list_files(
@@ -169,6 +199,7 @@ class FileSearch(LoggingConfigurable):
             time.perf_counter() - started,
             truncated,
             engine,
+            generation,
         )
         self._indexes[top.path] = index
         return index

@@ -33,7 +33,7 @@ from terax_jupyter.services.fs.search import FileSearch
 from terax_jupyter.services.fs.watch import WatchService
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
     from terax_jupyter.security import SecurityLayer
@@ -498,8 +498,21 @@ async def test_mutations_tell_the_listeners(files: FileManager, project: Path) -
 # -- fuzzy search and glob ------------------------------------------------------------------------
 
 
+_SEARCHES: list[FileSearch] = []
+
+
 def make_search(security: SecurityLayer, engine: str, **config: Any) -> FileSearch:
-    return FileSearch(security, ripgrep_path=ENGINES[engine], **config)
+    search = FileSearch(security, ripgrep_path=ENGINES[engine], **config)
+    _SEARCHES.append(search)
+    return search
+
+
+@pytest.fixture(autouse=True)
+def _close_searches(jp_asyncio_loop: Any) -> Iterator[None]:
+    """Index builds a test left running are stopped before its event loop goes away."""
+    yield
+    while _SEARCHES:
+        jp_asyncio_loop.run_until_complete(_SEARCHES.pop().close())
 
 
 async def test_search_finds_by_subsequence_and_hides_what_it_must(
@@ -563,18 +576,47 @@ async def test_index_refreshes_after_its_time_to_live(
         await asyncio.sleep(0.1)
 
 
-async def test_invalidate_marks_the_index_for_rebuild(
-    security: SecurityLayer, project: Path
+async def test_a_small_index_is_fresh_on_the_first_query_after_a_change(
+    security: SecurityLayer, project: Path, engine: str
 ) -> None:
-    search = make_search(security, "ripgrep")
+    search = make_search(security, engine)
     await search.search("x")
     (project / "docs/added.md").write_text("")
     search.invalidate(str(project / "docs"))
-    await search.search("added")  # served from the old index while it rebuilds
+    result = await search.search("added")
+    assert [r["path"] for r in result["results"]] == ["docs/added.md"]
+
+
+async def test_a_slow_index_answers_from_the_old_list_while_it_rebuilds(
+    security: SecurityLayer, project: Path
+) -> None:
+    # fresh_wait=0: every tree counts as too big to wait for.
+    search = make_search(security, "ripgrep", fresh_wait=0.0)
+    await search.search("x")
+    (project / "docs/added.md").write_text("")
+    search.invalidate(str(project / "docs"))
+    first = await search.search("added")
+    assert first["results"] == []
+    assert first["refreshing"] is True
 
     deadline = time.monotonic() + 5
     while not (await search.search("added"))["results"]:
         assert time.monotonic() < deadline
+        await asyncio.sleep(0.05)
+
+
+async def test_a_change_during_a_rebuild_is_not_lost(
+    security: SecurityLayer, project: Path
+) -> None:
+    search = make_search(security, "ripgrep", fresh_wait=0.0)
+    await search.search("x")
+    search.invalidate()
+    await search.search("x")  # starts a rebuild, answers from the old list
+    (project / "docs/late.md").write_text("")
+    search.invalidate(str(project / "docs"))  # lands while that rebuild may still run
+    deadline = time.monotonic() + 5
+    while not (await search.search("late"))["results"]:
+        assert time.monotonic() < deadline, "a change made during a rebuild was forgotten"
         await asyncio.sleep(0.05)
 
 
