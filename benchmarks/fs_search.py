@@ -38,12 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from terax_jupyter.security import (  # noqa: E402  (the checkout, not an installed copy)
-    AuditLog,
-    DenyList,
-    PathGuard,
-    Redactor,
     SecurityLayer,
-    WorkspaceRoots,
 )
 from terax_jupyter.services.fs import ripgrep  # noqa: E402
 from terax_jupyter.services.fs.fuzzy import rank  # noqa: E402
@@ -609,13 +604,9 @@ def ms(seconds: float) -> float:
 
 def security_for(root: Path, state: Path) -> SecurityLayer:
     """The security layer as the server extension builds it."""
-    redactor = Redactor()
-    deny = DenyList(extra_prefixes=[str(state / "runtime"), str(state / "data")])
-    audit = AuditLog(str(state / "data" / "audit.jsonl"), redactor)
-    roots = WorkspaceRoots(
-        str(root), deny, store_path=str(state / "data" / "roots.json"), audit=audit
+    return SecurityLayer.build(
+        str(root), str(state / "data"), extra_deny_prefixes=[str(state / "runtime")]
     )
-    return SecurityLayer(PathGuard(roots, deny), roots, deny, redactor, audit)
 
 
 # -- a real server -------------------------------------------------------------------------

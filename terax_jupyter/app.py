@@ -17,14 +17,7 @@ from traitlets import Bool, List, Unicode
 from terax_jupyter._version import __version__
 from terax_jupyter.base import SETTINGS_KEY
 from terax_jupyter.context import TeraxContext
-from terax_jupyter.security import (
-    AuditLog,
-    DenyList,
-    PathGuard,
-    Redactor,
-    SecurityLayer,
-    WorkspaceRoots,
-)
+from terax_jupyter.security import SecurityLayer
 from terax_jupyter.services.fs import handlers as fs_handlers
 from terax_jupyter.services.fs.grep import GrepSearch
 from terax_jupyter.services.fs.manager import FileManager
@@ -76,29 +69,16 @@ class TeraxApp(ExtensionApp):
 
     def initialize_settings(self) -> None:
         assert self.serverapp is not None
-        data_dir = self.data_dir or os.path.join(jupyter_data_dir(), "terax")
-        redactor = Redactor()
-        deny = DenyList(
-            extra_patterns=self.extra_deny_patterns,
-            # The server's own secrets: the token and cookie secret, kernel keys, our state.
-            extra_prefixes=[*self.extra_deny_prefixes, jupyter_runtime_dir(), data_dir],
-            extra_write_prefixes=self.extra_write_deny_prefixes,
-        )
-        audit = AuditLog(os.path.join(data_dir, "audit.jsonl"), redactor)
-        roots = WorkspaceRoots(
+        security = SecurityLayer.build(
             self.serverapp.root_dir,
-            deny,
-            admin_roots=self.extra_roots,
-            store_path=os.path.join(data_dir, "workspace-roots.json"),
-            audit=audit,
+            self.data_dir or os.path.join(jupyter_data_dir(), "terax"),
+            read_only=self.read_only,
+            extra_roots=self.extra_roots,
             allow_user_roots=self.allow_user_roots,
-        )
-        security = SecurityLayer(
-            paths=PathGuard(roots, deny, read_only=self.read_only),
-            roots=roots,
-            deny=deny,
-            redactor=redactor,
-            audit=audit,
+            extra_deny_patterns=self.extra_deny_patterns,
+            # The server's own secrets: the token and cookie secret, kernel keys.
+            extra_deny_prefixes=[*self.extra_deny_prefixes, jupyter_runtime_dir()],
+            extra_write_deny_prefixes=self.extra_write_deny_prefixes,
         )
         search = FileSearch(security, parent=self)
         watch = WatchService(security, parent=self)

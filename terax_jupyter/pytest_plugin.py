@@ -8,14 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from terax_jupyter.security import (
-    AuditLog,
-    DenyList,
-    PathGuard,
-    Redactor,
-    SecurityLayer,
-    WorkspaceRoots,
-)
+from terax_jupyter.security import SecurityLayer
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -92,24 +85,12 @@ def terax_security(tmp_path: Path) -> Callable[..., SecurityLayer]:
         extra_roots: tuple[str, ...] = (),
         allow_user_roots: bool = True,
     ) -> SecurityLayer:
-        state = tmp_path / "terax-state"
-        redactor = Redactor()
-        deny = DenyList(extra_prefixes=[str(state)])
-        audit = AuditLog(str(state / "audit.jsonl"), redactor)
-        roots = WorkspaceRoots(
+        return SecurityLayer.build(
             str(root),
-            deny,
-            admin_roots=extra_roots,
-            store_path=str(state / "workspace-roots.json"),
-            audit=audit,
+            str(tmp_path / "terax-state"),
+            read_only=read_only,
+            extra_roots=extra_roots,
             allow_user_roots=allow_user_roots,
-        )
-        return SecurityLayer(
-            paths=PathGuard(roots, deny, read_only=read_only),
-            roots=roots,
-            deny=deny,
-            redactor=redactor,
-            audit=audit,
         )
 
     return build

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from terax_jupyter.security.audit import AuditLog
 from terax_jupyter.security.commands import check_command
@@ -10,6 +12,9 @@ from terax_jupyter.security.denylist import DenyList
 from terax_jupyter.security.paths import Access, CheckedPath, PathGuard
 from terax_jupyter.security.redact import Redactor
 from terax_jupyter.security.workspace import WorkspaceRoot, WorkspaceRoots
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 __all__ = [
     "Access",
@@ -34,3 +39,41 @@ class SecurityLayer:
     deny: DenyList
     redactor: Redactor
     audit: AuditLog
+
+    @classmethod
+    def build(
+        cls,
+        server_root: str,
+        state_dir: str,
+        *,
+        read_only: bool = False,
+        extra_roots: Iterable[str] = (),
+        allow_user_roots: bool = True,
+        extra_deny_patterns: Iterable[str] = (),
+        extra_deny_prefixes: Iterable[str] = (),
+        extra_write_deny_prefixes: Iterable[str] = (),
+    ) -> SecurityLayer:
+        """The layer for one server. ``state_dir`` holds the audit log and the user roots,
+        and is itself protected: no Terax tool reads or writes it."""
+        redactor = Redactor()
+        deny = DenyList(
+            extra_patterns=extra_deny_patterns,
+            extra_prefixes=[*extra_deny_prefixes, state_dir],
+            extra_write_prefixes=extra_write_deny_prefixes,
+        )
+        audit = AuditLog(os.path.join(state_dir, "audit.jsonl"), redactor)
+        roots = WorkspaceRoots(
+            server_root,
+            deny,
+            admin_roots=extra_roots,
+            store_path=os.path.join(state_dir, "workspace-roots.json"),
+            audit=audit,
+            allow_user_roots=allow_user_roots,
+        )
+        return cls(
+            paths=PathGuard(roots, deny, read_only=read_only),
+            roots=roots,
+            deny=deny,
+            redactor=redactor,
+            audit=audit,
+        )
