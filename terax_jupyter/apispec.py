@@ -11,6 +11,7 @@ ERRORS = {
     "Conflict": "The target exists, or changed since it was read.",
     "TooLarge": "Over a size limit; the message names it.",
     "Unsupported": "Binary where text is needed, or an unknown encoding.",
+    "Timeout": "The operation ran past its time limit.",
 }
 
 
@@ -23,6 +24,7 @@ def errors(*names: str) -> dict[str, Any]:
         "Conflict": "409",
         "TooLarge": "413",
         "Unsupported": "415",
+        "Timeout": "504",
     }
     return {codes[name]: {"$ref": f"#/components/responses/{name}"} for name in names}
 

@@ -24,9 +24,11 @@ from terax_jupyter.services.fs.manager import FileManager
 from terax_jupyter.services.fs.search import FileSearch
 from terax_jupyter.services.fs.watch import WatchService
 from terax_jupyter.services.meta import handlers as meta_handlers
+from terax_jupyter.services.pty import handlers as pty_handlers
+from terax_jupyter.services.pty.manager import PtyManager
 from terax_jupyter.services.workspace import handlers as workspace_handlers
 
-HANDLER_MODULES = (fs_handlers, workspace_handlers, meta_handlers)
+HANDLER_MODULES = (fs_handlers, pty_handlers, workspace_handlers, meta_handlers)
 
 _flags: dict[str, Any] = {
     "read-only": ({"TeraxApp": {"read_only": True}}, "Refuse every write through Terax."),
@@ -69,9 +71,10 @@ class TeraxApp(ExtensionApp):
 
     def initialize_settings(self) -> None:
         assert self.serverapp is not None
+        state_dir = self.data_dir or os.path.join(jupyter_data_dir(), "terax")
         security = SecurityLayer.build(
             self.serverapp.root_dir,
-            self.data_dir or os.path.join(jupyter_data_dir(), "terax"),
+            state_dir,
             read_only=self.read_only,
             extra_roots=self.extra_roots,
             allow_user_roots=self.allow_user_roots,
@@ -92,6 +95,7 @@ class TeraxApp(ExtensionApp):
             search=search,
             grep=GrepSearch(security, parent=self),
             watch=watch,
+            pty=PtyManager(security, state_dir, parent=self),
         )
         self.settings[SETTINGS_KEY] = self.context
 

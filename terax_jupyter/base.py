@@ -32,12 +32,8 @@ class TeraxMixin:
         return self.settings[SETTINGS_KEY]  # type: ignore[no-any-return]
 
 
-class TeraxAPIHandler(TeraxMixin, APIHandler):
-    """Base of every REST handler: JSON in, JSON out, errors as ``{"message", "reason"}``."""
-
-    auth_resource = "terax"
-
-    # -- errors -------------------------------------------------------------------------
+class JsonErrorsMixin(TeraxMixin):
+    """Errors as ``{"message", "reason"}`` with the status the error tree maps them to."""
 
     def send_error(self, status_code: int = 500, **kwargs: Any) -> None:
         error = _terax_error(kwargs.get("exc_info"))
@@ -81,6 +77,12 @@ class TeraxAPIHandler(TeraxMixin, APIHandler):
                 "reason": "internal_error",
             }
         self.finish(json.dumps(reply))
+
+
+class TeraxAPIHandler(JsonErrorsMixin, APIHandler):  # type: ignore[misc]
+    """Base of every REST handler: JSON in, JSON out, errors as ``{"message", "reason"}``."""
+
+    auth_resource = "terax"
 
     # -- request parsing -------------------------------------------------------------
 
@@ -152,7 +154,9 @@ class TeraxAPIHandler(TeraxMixin, APIHandler):
         return getattr(user, "username", None) or (user if isinstance(user, str) else None)
 
 
-class TeraxWebSocketHandler(TeraxMixin, WebSocketMixin, WebSocketHandler, JupyterHandler):  # type: ignore[misc]
+class TeraxWebSocketHandler(  # type: ignore[misc]
+    JsonErrorsMixin, WebSocketMixin, WebSocketHandler, JupyterHandler
+):
     """Base of every WebSocket: authenticated, origin-checked, ``execute`` on its resource."""
 
     auth_resource = "terax"

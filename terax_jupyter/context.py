@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from terax_jupyter.services.fs.manager import FileManager
     from terax_jupyter.services.fs.search import FileSearch
     from terax_jupyter.services.fs.watch import WatchService
+    from terax_jupyter.services.pty.manager import PtyManager
 
 
 @dataclass
@@ -20,10 +21,12 @@ class TeraxContext:
     search: FileSearch
     grep: GrepSearch
     watch: WatchService
+    pty: PtyManager
 
     def on_roots_changed(self) -> None:
         self.search.invalidate()
 
     async def close(self) -> None:
+        await self.pty.close_all()
         self.watch.stop()
         await self.search.close()

@@ -23,6 +23,15 @@ ALLOWED: dict[str, tuple[frozenset[str] | None, str]] = {
         "runs rg inside a folder the guard checked",
     ),
     "services/fs/ignore.py": (frozenset({"open"}), "reads .gitignore files under a checked folder"),
+    "services/pty/backend.py": (
+        frozenset({"open"}),
+        "spawns shells on PTYs in a checked folder; reads /proc to find a session's processes",
+    ),
+    "services/pty/history.py": (
+        frozenset({"open"}),
+        "reads the user's shell history files for suggestions; commands with secrets are dropped",
+    ),
+    "services/pty/shells.py": (frozenset({"shutil.which"}), "finds the installed shells on PATH"),
     "pytest_plugin.py": (
         frozenset({"pathlib.write_text", "pathlib.mkdir"}),
         "test fixtures: writes the sample project into the test's own folder",

@@ -71,6 +71,11 @@ def stat_path(checked: CheckedPath) -> os.stat_result:
             raise NotFound(f"{checked.path} does not exist.") from None
 
 
+def is_directory(checked: CheckedPath) -> bool:
+    """Whether the checked path is a folder (NotFound if nothing is there)."""
+    return stat.S_ISDIR(stat_path(checked).st_mode)
+
+
 def read_bytes(checked: CheckedPath, limit: int) -> tuple[bytes, os.stat_result]:
     """The whole file (a regular file, at most ``limit`` bytes) and its stat at open time."""
     with _open_file(checked, os.O_RDONLY) as fd:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import stat
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -226,7 +225,7 @@ class FileSearch(LoggingConfigurable):
 
     def _folder(self, path: str) -> CheckedPath:
         top = self.security.paths.check(path or self.security.roots.server_root, Access.READ)
-        if not _is_directory(top):
+        if not fileio.is_directory(top):
             raise InvalidRequest(f"{path} is not a folder.", reason="not_a_directory")
         return top
 
@@ -244,7 +243,3 @@ class FileSearch(LoggingConfigurable):
             "index_build_ms": round(index.build_seconds * 1000, 1),
             "refreshing": index.refreshing is not None and not index.refreshing.done(),
         }
-
-
-def _is_directory(top: CheckedPath) -> bool:
-    return stat.S_ISDIR(fileio.stat_path(top).st_mode)

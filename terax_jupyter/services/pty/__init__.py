@@ -1,0 +1,1 @@
+"""Terminal service: shells on PTYs with flow control, shell integration and command blocks."""

@@ -1,0 +1,163 @@
+"""Command suggestions from the shells' history files and the commands Terax saw run."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
+
+from rapidfuzz import fuzz, process
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+# Only the end of a history file is read: recent commands are the useful ones.
+TAIL_BYTES = 2 * 1024 * 1024
+MAX_COMMAND_CHARS = 2000
+
+
+def history_files(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The history files of bash, zsh and fish for this user (whether or not they exist)."""
+    env = os.environ if environ is None else environ
+    home = env.get("HOME") or os.path.expanduser("~")
+    zdotdir = env.get("ZDOTDIR") or home
+    data_home = env.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share")
+    return {
+        "bash": os.path.join(home, ".bash_history"),
+        "zsh": os.path.join(zdotdir, ".zsh_history"),
+        "fish": os.path.join(data_home, "fish", "fish_history"),
+    }
+
+
+def parse_bash(data: bytes) -> list[str]:
+    commands = []
+    for raw in data.decode("utf-8", "replace").splitlines():
+        if raw.startswith("#") and raw[1:].isdigit():
+            continue  # a HISTTIMEFORMAT time stamp
+        commands.append(raw)
+    return commands
+
+
+def parse_zsh(data: bytes) -> list[str]:
+    commands: list[str] = []
+    pending = ""
+    for raw in _unmetafy(data).decode("utf-8", "replace").split("\n"):
+        line = pending + raw
+        pending = ""
+        if line.endswith("\\"):
+            pending = line[:-1] + "\n"
+            continue
+        if line.startswith(": ") and ";" in line:
+            head, _, command = line.partition(";")
+            if head[2:].split(":")[0].isdigit():
+                line = command
+        if line:
+            commands.append(line)
+    return commands
+
+
+def parse_fish(data: bytes) -> list[str]:
+    commands = []
+    for raw in data.decode("utf-8", "replace").splitlines():
+        if raw.startswith("- cmd: "):
+            commands.append(raw[7:].replace("\\n", "\n").replace("\\\\", "\\"))
+    return commands
+
+
+_PARSERS: dict[str, Callable[[bytes], list[str]]] = {
+    "bash": parse_bash,
+    "zsh": parse_zsh,
+    "fish": parse_fish,
+}
+
+
+class CommandHistory:
+    """Recent distinct commands, newest first: the shells' files plus commands seen live."""
+
+    def __init__(self, files: dict[str, str], keep: Callable[[str], bool]) -> None:
+        self._files = files
+        self._keep = keep
+        self._cache: dict[str, tuple[tuple[int, int], list[str]]] = {}
+        self._seen: OrderedDict[str, None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, command: str) -> None:
+        command = command.strip()
+        if not command or len(command) > MAX_COMMAND_CHARS or not self._keep(command):
+            return
+        with self._lock:
+            self._seen.pop(command, None)
+            self._seen[command] = None
+            while len(self._seen) > 5000:
+                self._seen.popitem(last=False)
+
+    def commands(self) -> list[str]:
+        """Distinct commands, newest first (commands run in Terax before the files' ones)."""
+        ordered: OrderedDict[str, None] = OrderedDict()
+        with self._lock:
+            live = list(reversed(self._seen))
+        for command in live:
+            ordered.setdefault(command, None)
+        for shell in ("zsh", "fish", "bash"):
+            for command in reversed(self._read(shell)):
+                ordered.setdefault(command, None)
+        return list(ordered)
+
+    def suggest(self, text: str, *, limit: int = 20) -> list[dict[str, Any]]:
+        """Commands that start with ``text`` (newest first), then fuzzy matches."""
+        commands = self.commands()
+        if not text:
+            return [{"command": c, "match": "recent"} for c in commands[:limit]]
+        prefixed = [c for c in commands if c.startswith(text) and c != text][:limit]
+        results = [{"command": c, "match": "prefix"} for c in prefixed]
+        if len(results) < limit:
+            taken = set(prefixed) | {text}
+            rest = [c for c in commands if c not in taken]
+            for command, score, _ in process.extract(
+                text, rest, scorer=fuzz.partial_ratio, limit=limit - len(results), score_cutoff=70
+            ):
+                results.append({"command": command, "match": "fuzzy", "score": round(score, 1)})
+        return results
+
+    def _read(self, shell: str) -> list[str]:
+        path = self._files.get(shell)
+        if not path:
+            return []
+        try:
+            info = os.stat(path)
+        except OSError:
+            return []
+        stamp = (info.st_mtime_ns, info.st_size)
+        cached = self._cache.get(shell)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        try:
+            with open(path, "rb") as handle:
+                if info.st_size > TAIL_BYTES:
+                    handle.seek(info.st_size - TAIL_BYTES)
+                    handle.readline()  # skip the partial first line
+                data = handle.read()
+        except OSError:
+            return []
+        commands = [
+            c.strip()
+            for c in _PARSERS[shell](data)
+            if c.strip() and len(c) <= MAX_COMMAND_CHARS and self._keep(c.strip())
+        ]
+        self._cache[shell] = (stamp, commands)
+        return commands
+
+
+def _unmetafy(data: bytes) -> bytes:
+    """zsh writes bytes >= 0x83 as 0x83 followed by the byte XOR 32."""
+    if b"\x83" not in data:
+        return data
+    out = bytearray()
+    iterator = iter(data)
+    for byte in iterator:
+        if byte == 0x83:
+            out.append(next(iterator, 0x20) ^ 32)
+        else:
+            out.append(byte)
+    return bytes(out)

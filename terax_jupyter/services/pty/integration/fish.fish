@@ -1,0 +1,41 @@
+# Terax shell integration for fish: OSC 7 (cwd) and OSC 133 (prompt, command, exit code).
+# Sourced with `fish --init-command` after the user's own configuration.
+if not set -q __terax_installed; and set -q TERAX_NONCE
+    set -g __terax_installed 1
+    set -g __terax_nonce $TERAX_NONCE
+    set -e TERAX_NONCE
+    set -g __terax_running 0
+
+    function __terax_preexec --on-event fish_preexec
+        set -g __terax_running 1
+        printf '\e]133;C;nonce=%s;cmdline_url=%s\a' $__terax_nonce (string escape --style=url -- $argv[1])
+    end
+
+    function __terax_postexec --on-event fish_postexec
+        set -l terax_status $status
+        if test "$__terax_running" = 1
+            printf '\e]133;D;%s;nonce=%s\a' $terax_status $__terax_nonce
+            set -g __terax_running 0
+        end
+    end
+
+    function __terax_cwd --on-event fish_prompt
+        printf '\e]7;file://%s%s\a' (hostname) (string escape --style=url -- $PWD)
+    end
+
+    functions -q fish_prompt; and functions -c fish_prompt __terax_user_prompt
+    function fish_prompt
+        set -l terax_status $status
+        printf '\e]133;A;nonce=%s\a' $__terax_nonce
+        if functions -q __terax_user_prompt
+            # Give the user's prompt the status it expects.
+            __terax_set_status $terax_status
+            __terax_user_prompt
+        end
+        printf '\e]133;B;nonce=%s\a' $__terax_nonce
+    end
+
+    function __terax_set_status
+        return $argv[1]
+    end
+end

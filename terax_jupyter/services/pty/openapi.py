@@ -1,0 +1,261 @@
+"""OpenAPI fragment of the terminal API."""
+
+from __future__ import annotations
+
+from terax_jupyter.apispec import errors, json_body, json_response, query, ref
+
+_SESSION = {
+    "name": "session_id",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string", "pattern": "^[0-9a-f]{12}$"},
+    "description": "The session id.",
+}
+_FORMAT = query(
+    "format",
+    {"type": "string", "enum": ["plain", "rendered"]},
+    "plain: escapes stripped; rendered: as a terminal of the session's width shows it.",
+)
+
+SCHEMAS = {
+    "Block": {
+        "type": "object",
+        "properties": {
+            "id": {"type": "integer"},
+            "command": {"type": "string"},
+            "cwd": {"type": "string", "nullable": True},
+            "output_start": {"type": "integer"},
+            "output_end": {"type": "integer", "nullable": True},
+            "exit_code": {"type": "integer", "nullable": True},
+            "started_at": {"type": "number"},
+            "ended_at": {"type": "number", "nullable": True},
+            "duration_ms": {"type": "integer", "nullable": True},
+            "running": {"type": "boolean"},
+        },
+    },
+    "TerminalSession": {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string"},
+            "name": {"type": "string"},
+            "shell": {"type": "string"},
+            "cwd": {"type": "string"},
+            "title": {"type": "string"},
+            "pid": {"type": "integer"},
+            "columns": {"type": "integer"},
+            "rows": {"type": "integer"},
+            "created_at": {"type": "number"},
+            "clients": {"type": "integer"},
+            "phase": {"type": "string", "enum": ["starting", "prompt", "input", "running"]},
+            "integrated": {"type": "boolean"},
+            "alt_screen": {"type": "boolean"},
+            "exited": {"type": "boolean"},
+            "exit_code": {"type": "integer", "nullable": True},
+            "agent": {"type": "object", "nullable": True},
+            "blocks": {"type": "integer"},
+        },
+    },
+    "CreateTerminal": {
+        "type": "object",
+        "properties": {
+            "cwd": {"type": "string", "description": "A folder in a workspace root."},
+            "shell": {"type": "string", "description": "bash, zsh, fish, ... (installed ones)."},
+            "name": {"type": "string"},
+            "columns": {"type": "integer", "minimum": 2, "maximum": 1000},
+            "rows": {"type": "integer", "minimum": 1, "maximum": 500},
+        },
+    },
+    "RenameTerminal": {
+        "type": "object",
+        "required": ["name"],
+        "properties": {"name": {"type": "string", "maxLength": 100}},
+    },
+    "RunCommand": {
+        "type": "object",
+        "required": ["command"],
+        "properties": {
+            "command": {"type": "string"},
+            "timeout": {"type": "number", "minimum": 0, "maximum": 3600, "default": 60},
+        },
+    },
+    "BlockText": {
+        "type": "object",
+        "properties": {
+            "block": ref("Block"),
+            "text": {"type": "string"},
+            "truncated": {"type": "boolean", "description": "The start left the scrollback."},
+            "format": {"type": "string"},
+        },
+    },
+}
+
+PATHS = {
+    "/terax/api/pty/sessions": {
+        "get": {
+            "summary": "The open terminal sessions.",
+            "responses": {
+                "200": json_response(
+                    "Sessions, oldest first.",
+                    {
+                        "type": "object",
+                        "properties": {
+                            "sessions": {"type": "array", "items": ref("TerminalSession")}
+                        },
+                    },
+                )
+            },
+        },
+        "post": {
+            "summary": "Start a shell on a PTY in a workspace folder.",
+            "requestBody": json_body("CreateTerminal"),
+            "responses": {
+                "201": json_response("Started.", ref("TerminalSession")),
+                **errors("BadRequest", "Forbidden", "NotFound", "TooLarge"),
+            },
+        },
+    },
+    "/terax/api/pty/sessions/{session_id}": {
+        "parameters": [_SESSION],
+        "get": {
+            "summary": "One session.",
+            "responses": {
+                "200": json_response("The session.", ref("TerminalSession")),
+                **errors("NotFound"),
+            },
+        },
+        "patch": {
+            "summary": "Rename a session.",
+            "requestBody": json_body("RenameTerminal"),
+            "responses": {
+                "200": json_response("Renamed.", ref("TerminalSession")),
+                **errors("BadRequest", "NotFound"),
+            },
+        },
+        "delete": {
+            "summary": "Close a session: its whole process group gets SIGHUP, then SIGKILL.",
+            "responses": {"204": {"description": "Closed."}, **errors("NotFound")},
+        },
+    },
+    "/terax/api/pty/sessions/{session_id}/blocks": {
+        "parameters": [_SESSION],
+        "get": {
+            "summary": "The command blocks of a session (needs shell integration).",
+            "responses": {
+                "200": json_response(
+                    "Blocks, oldest first.",
+                    {
+                        "type": "object",
+                        "properties": {"blocks": {"type": "array", "items": ref("Block")}},
+                    },
+                ),
+                **errors("NotFound"),
+            },
+        },
+    },
+    "/terax/api/pty/sessions/{session_id}/blocks/{block_id}": {
+        "parameters": [
+            _SESSION,
+            {
+                "name": "block_id",
+                "in": "path",
+                "required": True,
+                "schema": {"type": "integer", "minimum": 0, "maximum": 999999999},
+            },
+        ],
+        "get": {
+            "summary": "The output of one command block as text.",
+            "parameters": [_FORMAT],
+            "responses": {
+                "200": json_response("The block and its text.", ref("BlockText")),
+                **errors("BadRequest", "NotFound"),
+            },
+        },
+    },
+    "/terax/api/pty/sessions/{session_id}/lines": {
+        "parameters": [_SESSION],
+        "get": {
+            "summary": "The last lines of a session's output as text.",
+            "parameters": [
+                query("count", {"type": "integer", "minimum": 1, "maximum": 10000}, "Lines."),
+                _FORMAT,
+            ],
+            "responses": {
+                "200": json_response(
+                    "Text.",
+                    {
+                        "type": "object",
+                        "properties": {"text": {"type": "string"}, "count": {"type": "integer"}},
+                    },
+                ),
+                **errors("BadRequest", "NotFound"),
+            },
+        },
+    },
+    "/terax/api/pty/sessions/{session_id}/run": {
+        "parameters": [_SESSION],
+        "post": {
+            "summary": "Type a command at the prompt and wait for it to finish.",
+            "requestBody": json_body("RunCommand"),
+            "responses": {
+                "200": json_response("The finished block and its output.", ref("BlockText")),
+                **errors("BadRequest", "NotFound", "Conflict", "Timeout"),
+            },
+        },
+    },
+    "/terax/api/pty/history": {
+        "get": {
+            "summary": "Command suggestions: prefix matches (newest first), then fuzzy ones.",
+            "parameters": [
+                query("q", {"type": "string"}, "What has been typed."),
+                query("limit", {"type": "integer", "minimum": 1, "maximum": 200}, "Most."),
+            ],
+            "responses": {
+                "200": json_response(
+                    "Suggestions.",
+                    {
+                        "type": "object",
+                        "properties": {
+                            "query": {"type": "string"},
+                            "suggestions": {"type": "array", "items": {"type": "object"}},
+                        },
+                    },
+                ),
+                **errors("BadRequest"),
+            },
+        }
+    },
+    "/terax/api/pty/shells": {
+        "get": {
+            "summary": "Installed shells and the default one.",
+            "responses": {
+                "200": json_response(
+                    "Shells.",
+                    {
+                        "type": "object",
+                        "properties": {
+                            "shells": {"type": "array", "items": {"type": "string"}},
+                            "default": {"type": "string", "nullable": True},
+                        },
+                    },
+                )
+            },
+        }
+    },
+    "/terax/api/pty/{session_id}/stream": {
+        "parameters": [_SESSION],
+        "get": {
+            "summary": "WebSocket: terminal output and input as binary frames, control as JSON.",
+            "description": (
+                "Binary frames carry raw terminal bytes both ways (the scrollback replay "
+                "first). Text frames carry JSON: from the client resize and signal; from the "
+                "server attached, block (start/end), prompt, input, cwd, title, alt_screen, "
+                "agent, notify, notice, renamed, exit, closed."
+            ),
+            "x-websocket": True,
+            "responses": {
+                "101": {"description": "Switching protocols."},
+                **errors("Forbidden", "NotFound"),
+            },
+        },
+    },
+}

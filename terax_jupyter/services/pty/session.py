@@ -1,0 +1,489 @@
+"""PtySession: one shell on a PTY, its clients, flow control, blocks and scrollback.
+
+Output path: the backend reads whatever the PTY has (up to 256 KiB per wake-up), the
+scanner reports the sequences in it, the bytes go into the scrollback ring and a
+coalescing buffer, and after a few milliseconds (or 64 KiB) one binary frame goes to
+every client. Each client's bytes in flight are counted until its socket takes them;
+while a pacing client holds more than ``high_water`` the PTY is not read, so the
+program blocks on write as it would in a real terminal, until the client drains below
+``low_water``. A client that stays behind while another keeps up stops pacing; past
+``client_cap`` its output is skipped, and it gets an SGR reset and a notice when it
+catches up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import signal
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import unquote
+
+from terax_jupyter.services.pty import text as terminal_text
+from terax_jupyter.services.pty.agents import AgentDetector
+from terax_jupyter.services.pty.blocks import BlockIndex
+from terax_jupyter.services.pty.scrollback import Scrollback
+from terax_jupyter.services.pty.sequences import Sequence, SequenceScanner
+
+try:
+    import termios
+except ImportError:  # Windows: ConPTY has no termios
+    termios = None  # type: ignore[assignment]
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from terax_jupyter.services.pty.backend import PtyProcess
+
+
+class PtyClient(Protocol):
+    """What a session needs from an attached client (the WebSocket, or a test)."""
+
+    def send_output(self, data: bytes) -> asyncio.Future[Any] | None:
+        """Send bytes; the future resolves once the transport took them (None: gone)."""
+
+    def send_control(self, message: dict[str, Any]) -> None: ...
+
+
+@dataclass
+class FlowLimits:
+    high_water: int = 256 * 1024
+    low_water: int = 64 * 1024
+    client_cap: int = 4 * 1024 * 1024
+    coalesce_delay: float = 0.004
+    coalesce_bytes: int = 64 * 1024
+    lag_grace: float = 2.0
+
+
+class _Attached:
+    __slots__ = ("behind_since", "client", "dropped", "dropping", "lagging", "pending")
+
+    def __init__(self, client: PtyClient) -> None:
+        self.client = client
+        self.pending = 0
+        self.dropping = False
+        self.dropped = 0
+        self.lagging = False
+        self.behind_since: float | None = None
+
+
+DA1_REPLY = b"\x1b[?1;2c"
+DA2_REPLY = b"\x1b[>0;276;0c"
+SGR_RESET = b"\x1b[0m"
+
+
+class PtySession:
+    """A shell session: lives on when clients leave, until closed or its shell exits."""
+
+    def __init__(
+        self,
+        session_id: str,
+        process: PtyProcess,
+        *,
+        name: str,
+        cwd: str,
+        shell: str,
+        columns: int,
+        rows: int,
+        scrollback_bytes: int,
+        limits: FlowLimits,
+        nonce: str,
+        on_command: Callable[[str], None] | None = None,
+        on_finished: Callable[[PtySession], None] | None = None,
+    ) -> None:
+        self.id = session_id
+        self.name = name
+        self.shell = shell
+        self.process = process
+        self.cwd = cwd
+        self.initial_cwd = cwd
+        self.columns, self.rows = columns, rows
+        self.nonce = nonce
+        self.limits = limits
+        self.created_at = time.time()
+        self.last_activity = time.monotonic()
+        self.title = ""
+        self.phase = "starting"  # "prompt" | "input" | "running" once integration speaks
+        self.alt_screen = False
+        self.alt_screen_offset = 0
+        self.exit_code: int | None = None
+        self.exited = False
+        self.integrated = False
+        self.scrollback = Scrollback(scrollback_bytes)
+        self.blocks = BlockIndex()
+        self.agent = AgentDetector(self._agent_event)
+        self._on_command = on_command
+        self._on_finished = on_finished
+        self._exit_task: asyncio.Task[None] | None = None
+        self._scanner = SequenceScanner()
+        self._attached: list[_Attached] = []
+        self._out: list[bytes] = []
+        self._out_size = 0
+        self._flush_handle: asyncio.TimerHandle | None = None
+        self._lag_timer: asyncio.TimerHandle | None = None
+        self._paused = False
+        self._exited_event = asyncio.Event()
+        self._listeners: list[Any] = []
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.process.start_reading(self._ingest, self._eof)
+
+    async def wait_exit(self, timeout: float | None = None) -> int | None:
+        await asyncio.wait_for(self._exited_event.wait(), timeout)
+        return self.exit_code
+
+    def _eof(self) -> None:
+        self._flush()
+        self._exit_task = asyncio.ensure_future(self._collect_exit())
+
+    async def _collect_exit(self) -> None:
+        for _ in range(200):
+            code = self.process.poll_exit()
+            if code is not None:
+                break
+            await asyncio.sleep(0.01)
+        self.exit_code = self.process.poll_exit()
+        self.exited = True
+        current = self.blocks.current()
+        if current is not None:
+            self.blocks.end(None, self.scrollback.end)
+        self.agent.command_ended(None)
+        self.broadcast({"type": "exit", "code": self.exit_code})
+        self._exited_event.set()
+        self._maybe_finished()
+
+    def _maybe_finished(self) -> None:
+        """The shell has exited and no view shows it any more: the session can go."""
+        if self.exited and not self._attached and self._on_finished is not None:
+            on_finished, self._on_finished = self._on_finished, None
+            on_finished(self)
+
+    # -- clients ---------------------------------------------------------------------
+
+    def attach(
+        self, client: PtyClient, columns: int | None = None, rows: int | None = None
+    ) -> None:
+        """Add a client: a hello, the scrollback replay, then live output."""
+        self._flush()
+        client.send_control({"type": "attached", "session": self.describe(), "nonce": self.nonce})
+        attached = _Attached(client)
+        replay = self._replay()
+        if replay:
+            self._send(attached, replay, capped=False)
+        self._attached.append(attached)
+        if columns and rows:
+            self.resize(columns, rows)
+        if self.alt_screen:
+            # A full-screen program is running: ask it to repaint instead of replaying it.
+            self.process.signal_foreground(signal.SIGWINCH)
+        if self.exited:
+            client.send_control({"type": "exit", "code": self.exit_code})
+
+    def detach(self, client: PtyClient) -> None:
+        self._attached = [a for a in self._attached if a.client is not client]
+        self._apply_backpressure()
+        self._maybe_finished()
+
+    @property
+    def client_count(self) -> int:
+        return len(self._attached)
+
+    def _replay(self) -> bytes:
+        end = self.alt_screen_offset if self.alt_screen else None
+        data, start = self.scrollback.read(None, end)
+        if start > 0 or self.scrollback.start > 0:
+            # The ring's first line may begin inside an escape sequence: start after it.
+            newline = data.find(b"\n")
+            data = data[newline + 1 :] if newline != -1 else b""
+        if not data and not self.alt_screen:
+            return b""
+        return SGR_RESET + data + (b"\x1b[?1049h" if self.alt_screen else b"")
+
+    # -- input -----------------------------------------------------------------------
+
+    def write(self, data: bytes) -> None:
+        if self.exited or not data:
+            return
+        self.last_activity = time.monotonic()
+        if b"\x03" in data and self._interrupt_flushes_output():
+            # The line discipline discards queued output on an interrupt; so do we, so the
+            # prompt shows at once instead of after the flood already read.
+            self._out.clear()
+            self._out_size = 0
+        self.process.write(data)
+
+    def resize(self, columns: int, rows: int) -> None:
+        columns, rows = max(2, min(columns, 1000)), max(1, min(rows, 500))
+        if (columns, rows) != (self.columns, self.rows):
+            self.columns, self.rows = columns, rows
+            self.process.resize(columns, rows)
+
+    def _interrupt_flushes_output(self) -> bool:
+        fd = getattr(self.process, "fd", None)
+        if fd is None or termios is None:
+            return False
+        try:
+            local_modes = termios.tcgetattr(fd)[3]
+        except (termios.error, OSError):
+            return False
+        return bool(local_modes & termios.ISIG) and not local_modes & termios.NOFLSH
+
+    # -- output ----------------------------------------------------------------------
+
+    def _ingest(self, data: bytes) -> None:
+        self.last_activity = time.monotonic()
+        sequences = self._scanner.feed(data)
+        if not sequences:
+            self._emit_output(data)
+        else:
+            position = 0
+            for sequence in sequences:
+                if sequence.end > position:
+                    self._emit_output(data[position : sequence.end])
+                    position = sequence.end
+                self._handle(sequence)
+            if position < len(data):
+                self._emit_output(data[position:])
+        if self.agent.agent is not None:
+            self.agent.output()
+
+    def _emit_output(self, data: bytes) -> None:
+        self.scrollback.append(data)
+        if not self._attached:
+            return
+        self._out.append(data)
+        self._out_size += len(data)
+        if self._out_size >= self.limits.coalesce_bytes:
+            self._flush()
+        elif self._flush_handle is None:
+            loop = asyncio.get_running_loop()
+            self._flush_handle = loop.call_later(self.limits.coalesce_delay, self._flush)
+
+    def _flush(self) -> None:
+        if self._flush_handle is not None:
+            self._flush_handle.cancel()
+            self._flush_handle = None
+        if not self._out:
+            return
+        data = self._out[0] if len(self._out) == 1 else b"".join(self._out)
+        self._out.clear()
+        self._out_size = 0
+        for attached in list(self._attached):
+            self._send(attached, data)
+        self._apply_backpressure()
+
+    def _send(self, attached: _Attached, data: bytes, *, capped: bool = True) -> None:
+        if attached.dropping:
+            attached.dropped += len(data)
+            return
+        if capped and attached.pending + len(data) > self.limits.client_cap:
+            attached.dropping = True
+            attached.dropped += len(data)
+            return
+        try:
+            future = attached.client.send_output(data)
+        except Exception:
+            future = None
+        if future is None:
+            self._attached = [a for a in self._attached if a is not attached]
+            return
+        size = len(data)
+        attached.pending += size
+        future.add_done_callback(lambda _, a=attached, n=size: self._delivered(a, n))
+
+    def _delivered(self, attached: _Attached, size: int) -> None:
+        attached.pending -= size
+        if attached.dropping and attached.pending <= self.limits.low_water:
+            attached.dropping = False
+            skipped, attached.dropped = attached.dropped, 0
+            self._send(attached, SGR_RESET)
+            attached.client.send_control(
+                {
+                    "type": "notice",
+                    "kind": "skipped",
+                    "bytes": skipped,
+                    "message": f"{skipped} bytes of output were skipped: this view fell behind.",
+                }
+            )
+        self._apply_backpressure()
+
+    def _apply_backpressure(self) -> None:
+        now = time.monotonic()
+        limits = self.limits
+        keeping_up = any(a.pending <= limits.low_water for a in self._attached)
+        for attached in self._attached:
+            if attached.pending >= limits.high_water:
+                attached.behind_since = attached.behind_since or now
+                # One client stuck behind must not stall the others: after a grace it stops
+                # pacing the program (and is skipped ahead once over its cap).
+                if keeping_up and now - attached.behind_since >= limits.lag_grace:
+                    attached.lagging = True
+            elif attached.pending <= limits.low_water:
+                attached.behind_since = None
+                attached.lagging = False
+        pacing = [a for a in self._attached if not a.lagging and not a.dropping]
+        if any(a.pending >= limits.high_water for a in pacing):
+            if not self._paused:
+                self._paused = True
+                self.process.pause_reading()
+            if len(self._attached) > 1 and self._lag_timer is None:
+                loop = asyncio.get_running_loop()
+                self._lag_timer = loop.call_later(limits.lag_grace, self._lag_check)
+        elif self._paused and all(a.pending <= limits.low_water for a in pacing):
+            self._paused = False
+            self.process.resume_reading()
+
+    def _lag_check(self) -> None:
+        self._lag_timer = None
+        self._apply_backpressure()
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    # -- sequences -------------------------------------------------------------------
+
+    def _handle(self, sequence: Sequence) -> None:
+        kind = sequence.kind
+        if kind == "mark":
+            self._mark(sequence)
+        elif kind == "cwd":
+            # A running program may print anything; only the shell's prompt says where it is.
+            if self.phase != "running" and sequence.value != self.cwd:
+                self.cwd = sequence.value
+                self.broadcast({"type": "cwd", "cwd": self.cwd})
+        elif kind == "title":
+            self.title = sequence.value
+            self.broadcast({"type": "title", "title": self.title})
+        elif kind == "notify":
+            self.agent.notified(sequence.value)
+            self.broadcast({"type": "notify", "message": sequence.value})
+        elif kind == "alt_screen":
+            on = sequence.value == "on"
+            if on and not self.alt_screen:
+                self.alt_screen_offset = self.scrollback.end - (sequence.end - sequence.start)
+            self.alt_screen = on
+            self.broadcast({"type": "alt_screen", "active": on})
+        elif kind == "query" and not self._attached:
+            # Nobody's terminal will answer; shells that wait for one must not hang.
+            reply = {"da1": DA1_REPLY, "da2": DA2_REPLY, "dsr": b"\x1b[0n"}.get(sequence.value)
+            if sequence.value == "cpr":
+                reply = f"\x1b[{self.rows};1R".encode()
+            if reply:
+                self.process.write(reply)
+
+    def _mark(self, sequence: Sequence) -> None:
+        if not secrets.compare_digest(sequence.params.get("nonce", ""), self.nonce):
+            return  # printed by a program, not by the shell integration
+        self.integrated = True
+        letter = sequence.value
+        if letter == "A":
+            if self.phase == "running":
+                self._end_block(None, self.scrollback.end - (sequence.end - sequence.start))
+            self.phase = "prompt"
+            self.broadcast({"type": "prompt"})
+        elif letter == "B":
+            self.phase = "input"
+            self.broadcast({"type": "input"})
+        elif letter == "C":
+            command = unquote(sequence.params.get("cmdline_url", ""))
+            self.phase = "running"
+            block = self.blocks.start(command, self.cwd, self.scrollback.end)
+            self.broadcast({"type": "block", "event": "start", "block": block.to_dict()})
+            self.agent.command_started(command)
+            if self._on_command is not None:
+                self._on_command(command)
+        elif letter == "D":
+            code_text = sequence.params.get("0", "")
+            code = int(code_text) if code_text.lstrip("-").isdigit() else None
+            self._end_block(code, self.scrollback.end - (sequence.end - sequence.start))
+            self.phase = "prompt"
+
+    def _end_block(self, code: int | None, offset: int) -> None:
+        block = self.blocks.end(code, offset)
+        if block is not None:
+            self.broadcast({"type": "block", "event": "end", "block": block.to_dict()})
+            self.agent.command_ended(code)
+        self._notify_listeners()
+
+    def _agent_event(self, agent: str, state: str, details: dict[str, object]) -> None:
+        self.broadcast({"type": "agent", "agent": agent, "state": state, **details})
+
+    def broadcast(self, message: dict[str, Any]) -> None:
+        self._flush()
+        for attached in list(self._attached):
+            with contextlib.suppress(Exception):
+                attached.client.send_control(message)
+
+    # -- waiting for a command (notebooks, tests) -----------------------------------
+
+    def block_ended(self) -> asyncio.Future[None]:
+        """A future that resolves at the next block end (or the shell's exit)."""
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._listeners.append(future)
+        return future
+
+    def _notify_listeners(self) -> None:
+        listeners, self._listeners = self._listeners, []
+        for future in listeners:
+            if not future.done():
+                future.set_result(None)
+
+    # -- text ------------------------------------------------------------------------
+
+    def block_text(self, block_id: int, *, rendered: bool) -> dict[str, Any] | None:
+        block = self.blocks.get(block_id)
+        if block is None:
+            return None
+        end = block.output_end if block.output_end is not None else self.scrollback.end
+        data, start = self.scrollback.read(block.output_start, end)
+        text = self._as_text(data, rendered)
+        return {
+            "block": block.to_dict(),
+            "text": text,
+            "truncated": start > block.output_start,
+            "format": "rendered" if rendered else "plain",
+        }
+
+    def last_lines(self, count: int, *, rendered: bool) -> str:
+        data, _ = self.scrollback.read()
+        # Lines are rarely longer than a few hundred bytes; read a generous window.
+        window = data[-max(count * 512, 64 * 1024) :]
+        return terminal_text.last_lines(self._as_text(window, rendered), count)
+
+    def _as_text(self, data: bytes, rendered: bool) -> str:
+        if rendered:
+            return terminal_text.render(data, self.columns)
+        return terminal_text.strip(data)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "shell": self.shell,
+            "cwd": self.cwd,
+            "title": self.title,
+            "pid": self.process.pid,
+            "columns": self.columns,
+            "rows": self.rows,
+            "created_at": self.created_at,
+            "clients": len(self._attached),
+            "phase": self.phase,
+            "integrated": self.integrated,
+            "alt_screen": self.alt_screen,
+            "exited": self.exited,
+            "exit_code": self.exit_code,
+            "agent": {"name": self.agent.agent, "state": self.agent.state}
+            if self.agent.agent
+            else None,
+            "blocks": len(self.blocks.all()),
+        }
+
+
+def new_nonce() -> str:
+    return secrets.token_hex(8)

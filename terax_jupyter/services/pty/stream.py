@@ -1,0 +1,120 @@
+"""The terminal stream WebSocket: raw bytes both ways, JSON text frames for control."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+import socket
+from typing import TYPE_CHECKING, Any
+
+from jupyter_server.auth.decorator import ws_authenticated
+from tornado import web
+from tornado.websocket import WebSocketClosedError
+
+from terax_jupyter.base import TeraxWebSocketHandler
+from terax_jupyter.exceptions import NotFound
+
+if TYPE_CHECKING:
+    from terax_jupyter.services.pty.session import PtySession
+
+# A small kernel send buffer keeps what a slow browser has not read yet on our side of the
+# socket, where flow control counts it, instead of in megabytes of autotuned buffer.
+SEND_BUFFER_BYTES = 256 * 1024
+_SIGNALS = {"INT": signal.SIGINT, "TERM": signal.SIGTERM, "HUP": signal.SIGHUP}
+if hasattr(signal, "SIGQUIT"):
+    _SIGNALS["QUIT"] = signal.SIGQUIT
+if hasattr(signal, "SIGTSTP"):
+    _SIGNALS["TSTP"] = signal.SIGTSTP
+
+
+class PtyStreamWebSocket(TeraxWebSocketHandler):
+    """Protocol.
+
+    client -> server: binary frames are keystrokes and pastes for the PTY; text frames are
+    JSON: ``{"type": "resize", "columns", "rows"}``, ``{"type": "signal", "name": "INT"}``.
+    server -> client: binary frames are terminal output (the scrollback replay first);
+    text frames are JSON: ``attached`` (session, nonce), ``block`` (start/end with command,
+    cwd, exit code, times), ``prompt``, ``input``, ``cwd``, ``title``, ``alt_screen``,
+    ``agent``, ``notify``, ``notice`` (output skipped), ``renamed``, ``exit``, ``closed``.
+    """
+
+    auth_resource = "terax.pty"
+
+    def initialize(self) -> None:
+        self.session: PtySession | None = None
+
+    @ws_authenticated
+    async def get(self, session_id: str) -> None:
+        await self.authorize_execute()
+        try:
+            self.session = self.terax.pty.get(session_id)
+        except NotFound as error:
+            raise web.HTTPError(404, error.message) from None
+        await super().get(session_id)
+
+    def open(self, session_id: str) -> None:  # type: ignore[override]
+        super().open()
+        self.set_nodelay(True)
+        with contextlib.suppress(Exception):
+            stream_socket = self.ws_connection.stream.socket  # type: ignore[union-attr]
+            stream_socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
+        assert self.session is not None
+        columns = _query_int(self.get_query_argument("columns", ""), 2, 1000)
+        rows = _query_int(self.get_query_argument("rows", ""), 1, 500)
+        self.session.attach(self, columns, rows)
+
+    def on_message(self, message: str | bytes) -> None:
+        session = self.session
+        if session is None:
+            return
+        if isinstance(message, bytes):
+            session.write(message)
+            return
+        try:
+            request = json.loads(message)
+        except ValueError:
+            return
+        if not isinstance(request, dict):
+            return
+        kind = request.get("type")
+        if kind == "resize":
+            columns, rows = request.get("columns"), request.get("rows")
+            if _is_int(columns) and _is_int(rows):
+                session.resize(columns, rows)
+        elif kind == "signal":
+            number = _SIGNALS.get(str(request.get("name", "")).upper())
+            if number is not None:
+                session.process.signal_foreground(number)
+        elif kind == "input" and isinstance(request.get("data"), str):
+            session.write(request["data"].encode("utf-8"))
+
+    def on_close(self) -> None:
+        if self.session is not None:
+            self.session.detach(self)
+            self.session = None
+
+    # -- PtyClient -------------------------------------------------------------------
+
+    def send_output(self, data: bytes) -> asyncio.Future[Any] | None:
+        try:
+            return self.write_message(data, binary=True)  # type: ignore[return-value]
+        except WebSocketClosedError:
+            return None
+
+    def send_control(self, message: dict[str, Any]) -> None:
+        with contextlib.suppress(WebSocketClosedError):
+            self.write_message(json.dumps(message))
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _query_int(text: str, minimum: int, maximum: int) -> int | None:
+    try:
+        value = int(text)
+    except ValueError:
+        return None
+    return value if minimum <= value <= maximum else None

@@ -1,0 +1,77 @@
+"""Terminal output as text: escape sequences stripped, or rendered by a VT emulator (pyte)."""
+
+from __future__ import annotations
+
+import re
+
+import pyte
+
+# CSI, OSC (BEL or ST terminated), other two-byte escapes, and C0 controls but \n, \r, \t, \b.
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
+    r"|\x1b[@-Z\\-_]"
+    r"|\x1b[ -/][0-~]"
+    r"|[\x00-\x07\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]"
+)
+RENDER_LIMIT = 1 << 20
+
+
+def strip(data: bytes) -> str:
+    """Plain text: escapes removed, carriage returns and backspaces applied per line."""
+    text = _ESCAPES.sub("", data.decode("utf-8", "replace"))
+    lines = []
+    for line in text.split("\n"):
+        if "\r" in line:
+            line = _overwrite(line)
+        if "\b" in line:
+            line = _backspace(line)
+        lines.append(line.rstrip())
+    return "\n".join(lines)
+
+
+def render(data: bytes, columns: int) -> str:
+    """What a terminal of ``columns`` would show, scrolled-off lines included.
+
+    pyte is a faithful but slow emulator, so only the last ``RENDER_LIMIT`` bytes are fed.
+    """
+    if len(data) > RENDER_LIMIT:
+        data = data[-RENDER_LIMIT:]
+        first_newline = data.find(b"\n")
+        data = data[first_newline + 1 :] if first_newline != -1 else data
+    text = data.decode("utf-8", "replace").replace("\n", "\r\n")
+    # Enough rows that nothing scrolls off: every line, plus every wrap a line can need.
+    rows = text.count("\n") + len(text) // max(columns, 2) + 2
+    screen = pyte.Screen(max(columns, 2), min(rows, 100_000))
+    stream = pyte.Stream(screen)
+    stream.feed(text)
+    lines = [line.rstrip() for line in screen.display]
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines)
+
+
+def last_lines(text: str, count: int) -> str:
+    lines = text.split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return "\n".join(lines[-count:])
+
+
+def _overwrite(line: str) -> str:
+    result = ""
+    for segment in line.split("\r"):
+        result = segment + result[len(segment) :]
+    return result
+
+
+def _backspace(line: str) -> str:
+    out: list[str] = []
+    for char in line:
+        if char == "\b":
+            if out:
+                out.pop()
+        else:
+            out.append(char)
+    return "".join(out)
