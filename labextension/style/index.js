@@ -1,3 +1,5 @@
+import '@xterm/xterm/css/xterm.css';
 import './base.css';
 import './gotofile.css';
 import './searchfiles.css';
+import './terminal.css';

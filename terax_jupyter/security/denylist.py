@@ -348,6 +348,14 @@ def _prefilters(prefixes: list[str]) -> list[re.Pattern[str]]:
     slash_led = [n[1:] for n in needles if n.startswith("/")]
     others = [n for n in needles if not n.startswith("/")]
     return [
-        re.compile("/(?:" + "|".join(re.escape(n) for n in slash_led) + ")"),
-        re.compile("|".join(re.escape(n) for n in others)),
+        re.compile("/(?:" + "|".join(_needle_pattern(n) for n in slash_led) + ")"),
+        re.compile("|".join(_needle_pattern(n) for n in others)),
     ]
+
+
+def _needle_pattern(needle: str) -> str:
+    """A needle's pattern; a closing line break is looked at, not consumed, so the
+    next path's leading line break stays free to start the next match."""
+    if needle.endswith("\n"):
+        return re.escape(needle[:-1]) + "(?=\n)"
+    return re.escape(needle)

@@ -33,7 +33,7 @@ def lines(log: AuditLog) -> list[str]:
 
 
 def test_each_record_is_one_json_line(log: AuditLog) -> None:
-    first = log.record("workspace.root_added", user="ada", path="/work/project")
+    first = log.record("workspace.root_added", user="ada", path="/projects/project")
     log.record("agent.approved", user=None, command="ls -la", count=2)
     raw = lines(log)
     assert len(raw) == 2
@@ -41,7 +41,7 @@ def test_each_record_is_one_json_line(log: AuditLog) -> None:
     assert parsed[0] == first
     assert parsed[0]["action"] == "workspace.root_added"
     assert parsed[0]["user"] == "ada"
-    assert parsed[0]["path"] == "/work/project"
+    assert parsed[0]["path"] == "/projects/project"
     assert parsed[0]["time"].endswith("Z")
     assert parsed[1]["user"] is None
     assert parsed[1]["count"] == 2

@@ -119,9 +119,9 @@ def test_ordinary_names_are_not_denied(name: str) -> None:
 
 
 def test_a_secret_name_only_matters_as_the_last_segment() -> None:
-    assert not denied("/work/server.pem.d/readme.md")
-    assert not denied("/work/credentials.json.bak")
-    assert denied("/work/.env/")
+    assert not denied("/projects/server.pem.d/readme.md")
+    assert not denied("/projects/credentials.json.bak")
+    assert denied("/projects/.env/")
 
 
 # -- secret directories ---------------------------------------------------------------------------
@@ -150,23 +150,23 @@ def test_a_secret_directory_is_not_matched_as_a_substring(directory: str) -> Non
     head, _, last = directory.rpartition("/")
     prefix = f"{head}/" if head else ""
     for lookalike in (f"{prefix}{last}x", f"{prefix}x{last}", f"{prefix}{last}-old"):
-        assert not denied(f"/work/{lookalike}/notes.md"), lookalike
+        assert not denied(f"/projects/{lookalike}/notes.md"), lookalike
 
 
 @pytest.mark.parametrize(
     "path",
     [
-        "/work/.github/workflows/ci.yml",
-        "/work/.gitignore",
-        "/work/.gitlab-ci.yml",
-        "/work/my.env",
-        "/work/.sshd/config",
-        "/work/ssh/config",
-        "/work/aws/notes.md",
-        "/work/.config/ghost/x",
-        "/work/.config/x/gh/y",
-        "/work/gh/.config/y",
-        "/work/.local/share/applications/x.desktop",
+        "/projects/.github/projectsflows/ci.yml",
+        "/projects/.gitignore",
+        "/projects/.gitlab-ci.yml",
+        "/projects/my.env",
+        "/projects/.sshd/config",
+        "/projects/ssh/config",
+        "/projects/aws/notes.md",
+        "/projects/.config/ghost/x",
+        "/projects/.config/x/gh/y",
+        "/projects/gh/.config/y",
+        "/projects/.local/share/applications/x.desktop",
     ],
 )
 def test_near_misses_are_not_denied(path: str) -> None:
@@ -227,7 +227,7 @@ def test_windows_system_folders_are_write_only(path: str) -> None:
 def test_dot_dot_after_a_system_prefix_is_still_the_prefix_literally() -> None:
     # The literal check does not resolve "..": it judges the path as asked.
     assert denied("/etc/../tmp/x")
-    assert denied("/work/.ssh/../notes.md")
+    assert denied("/projects/.ssh/../notes.md")
 
 
 # -- spellings: case, Windows, look-alikes --------------------------------------------------------
@@ -255,8 +255,8 @@ def test_dot_dot_after_a_system_prefix_is_still_the_prefix_literally() -> None:
         ("C:\\Users\\a\\.aws\\config", ".aws/"),
         ("\\\\?\\C:\\x\\.ssh\\id", ".ssh/"),
         ("\\\\.\\C:\\x\\.gnupg\\k", ".gnupg/"),
-        ("/work//.config//gh/hosts.yml", ".config/gh/"),
-        ("/work/./.config/./gcloud/x", ".config/gcloud/"),
+        ("/projects//.config//gh/hosts.yml", ".config/gh/"),
+        ("/projects/./.config/./gcloud/x", ".config/gcloud/"),
         ("//etc/passwd", "/etc/"),
         ("\\??\\C:\\etc\\passwd", "/etc/"),
         ("\uff0e\uff45\uff4e\uff56", ".env*"),  # fullwidth .env
@@ -280,12 +280,12 @@ def test_every_spelling_of_a_rule_is_denied(path: str, rule: str) -> None:
 
 def test_a_name_holding_a_newline_still_matches_its_rule() -> None:
     # Names on disk may hold any byte but "/" and NUL; a listing must not slip past the rules.
-    assert denied("/work/.env\nbackup")
-    assert denied("/work/id_rsa\n")
+    assert denied("/projects/.env\nbackup")
+    assert denied("/projects/id_rsa\n")
 
 
 def test_the_denial_explains_itself() -> None:
-    denial = DENY.check("/work/.ENV.local", write=False)
+    denial = DENY.check("/projects/.ENV.local", write=False)
     assert denial is not None
     assert denial.explain() == "'.env.local' matches the protected rule '.env*'"
 
@@ -295,33 +295,33 @@ def test_the_denial_explains_itself() -> None:
 
 def test_admin_patterns_extend_the_list() -> None:
     deny = DenyList(extra_patterns=["*.sqlite", "private/", "dumps/*.sql"])
-    assert denied("/work/app.sqlite", deny=deny)
-    assert denied("/work/APP.SQLITE", deny=deny)
-    assert denied("/work/x/private/notes.md", deny=deny)
-    assert denied("/work/dumps/prod.sql", deny=deny)
+    assert denied("/projects/app.sqlite", deny=deny)
+    assert denied("/projects/APP.SQLITE", deny=deny)
+    assert denied("/projects/x/private/notes.md", deny=deny)
+    assert denied("/projects/dumps/prod.sql", deny=deny)
     assert denied("dumps/prod.sql", deny=deny)
-    assert not denied("/work/dumps/old/prod.sql", deny=deny)
-    assert not denied("/work/privateer/notes.md", deny=deny)
-    assert not denied("/work/app.py", deny=deny)
-    assert deny.check("/work/app.sqlite", write=False).rule == "admin deny pattern"  # type: ignore[union-attr]
+    assert not denied("/projects/dumps/old/prod.sql", deny=deny)
+    assert not denied("/projects/privateer/notes.md", deny=deny)
+    assert not denied("/projects/app.py", deny=deny)
+    assert deny.check("/projects/app.sqlite", write=False).rule == "admin deny pattern"  # type: ignore[union-attr]
 
 
 def test_a_leading_slash_anchors_an_admin_pattern_to_the_filesystem_root() -> None:
     deny = DenyList(extra_patterns=["/srv/data/*.csv"])
     assert denied("/srv/data/a.csv", deny=deny)
-    assert not denied("/work/srv/data/a.csv", deny=deny)
+    assert not denied("/projects/srv/data/a.csv", deny=deny)
 
 
 def test_admin_patterns_cannot_shrink_the_built_in_list() -> None:
     deny = DenyList(extra_patterns=["!.env", "!*.pem", "!.ssh/", "!**/.ssh/**", "!/etc"])
-    for path in ("/work/.env", "/work/server.pem", "/home/u/.ssh/id", "/etc/passwd"):
+    for path in ("/projects/.env", "/projects/server.pem", "/home/u/.ssh/id", "/etc/passwd"):
         assert denied(path, deny=deny), path
 
 
 def test_blank_admin_patterns_are_ignored() -> None:
     deny = DenyList(extra_patterns=["", "   "])
     assert deny.extra_patterns == []
-    assert not denied("/work/anything.txt", deny=deny)
+    assert not denied("/projects/anything.txt", deny=deny)
 
 
 def test_admin_prefixes_extend_read_and_write_denial() -> None:
@@ -429,6 +429,21 @@ def test_denied_among_equals_check_for_plain_absolute_paths(paths: list[str], wr
 
 
 @pytest.mark.parametrize(
+    "paths",
+    [
+        ["/etc", "/etc"],
+        ["/a/b.pem", "/etc"],
+        ["/a/b.key", "/c/d.pem", "/proc"],
+        ["/ok", "/etc", "/etc", "/ok"],
+    ],
+)
+def test_denied_among_finds_adjacent_denied_paths(paths: list[str]) -> None:
+    # Each path's closing line break is also the next one's opening: both must match.
+    assert DENY.denied_among(paths) == expected_denials(DENY, paths, write=False)
+    assert DENY.denied_among(paths) == {i for i, p in enumerate(paths) if p != "/ok"}
+
+
+@pytest.mark.parametrize(
     "path",
     [
         ".env/",
@@ -438,14 +453,14 @@ def test_denied_among_equals_check_for_plain_absolute_paths(paths: list[str], wr
         "/??/etc/passwd",
         "a\\.env",
         "src/.env",
-        "/work/.env\nbackup",
-        "/work/\u212aey.key",
-        "/work/ok\n/etc/passwd",
+        "/projects/.env\nbackup",
+        "/projects/\u212aey.key",
+        "/projects/ok\n/etc/passwd",
     ],
 )
 def test_denied_among_agrees_on_the_forms_that_once_slipped_past(path: str) -> None:
     for write in (False, True):
-        paths = ["/work/ok.txt", path, "/work/README.md"]
+        paths = ["/projects/ok.txt", path, "/projects/README.md"]
         assert DENY.denied_among(paths, write=write) == expected_denials(DENY, paths, write=write)
 
 
@@ -462,7 +477,7 @@ def test_denied_among_with_admin_rules_agrees_with_check(tmp_path: Path) -> None
 
 def test_denied_among_of_nothing_is_nothing() -> None:
     assert DENY.denied_among([]) == set()
-    assert DENY.denied_among(["/work/a.py", "/work/b.py"]) == set()
+    assert DENY.denied_among(["/projects/a.py", "/projects/b.py"]) == set()
 
 
 # -- denied_among with a base folder --------------------------------------------------------

@@ -202,7 +202,7 @@ def test_capital_look_alikes_fold_when_look_alikes_go_first() -> None:
 
 
 def test_matching_forms_of_a_plain_path_is_one_folded_form() -> None:
-    assert matching_forms("/Work/Src/App.py") == ["/work/src/app.py"]
+    assert matching_forms("/Projects/Src/App.py") == ["/projects/src/app.py"]
 
 
 def test_matching_forms_drop_dot_segments_and_keep_dot_dot() -> None:

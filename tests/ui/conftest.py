@@ -83,6 +83,8 @@ def _lab_environment(home: Path) -> dict[str, str]:
             "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
             "JUPYTER_PLATFORM_DIRS": "1",
             "PYTHONUNBUFFERED": "1",
+            # Terminals start a plain bash with this home: no personal rc files or history.
+            "HOME": str(home),
         }
     )
     for name in ("JUPYTER_TOKEN", "JUPYTERHUB_API_TOKEN"):
@@ -159,6 +161,7 @@ def lab(
         "--LabApp.news_url=",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         "--LabApp.expose_app_in_browser=True",
+        "--PtyManager.shell_command=/bin/bash",
     ]
     with log.open("wb") as output:
         process = subprocess.Popen(

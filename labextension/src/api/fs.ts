@@ -187,3 +187,44 @@ export async function* grep(
     reader.cancel().catch(() => undefined);
   }
 }
+
+/**
+ * One entry of a folder listing.
+ */
+export interface IFolderEntry {
+  name: string;
+  /** Relative to the server root when inside it, else absolute. */
+  path: string;
+  type: 'file' | 'directory' | 'symlink' | 'other';
+  /** What a symlink points at. */
+  target_type: string | null;
+  size: number;
+  mtime_ms: number;
+  hidden: boolean;
+  ignored: boolean;
+  /** A protected name (secrets): listed, never readable. */
+  denied: boolean;
+}
+
+/**
+ * The answer of `GET fs/list`.
+ */
+export interface IFolderListing {
+  path: string;
+  entries: IFolderEntry[];
+}
+
+/**
+ * The entries of a folder (absolute, or relative to the server root),
+ * folders first.
+ */
+export function listFolder(
+  path: string,
+  options: { signal?: AbortSignal; settings?: ServerConnection.ISettings } = {}
+): Promise<IFolderListing> {
+  return requestAPI<IFolderListing>('fs/list', {
+    query: { path },
+    signal: options.signal,
+    settings: options.settings
+  });
+}

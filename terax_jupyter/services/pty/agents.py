@@ -15,7 +15,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+# Output this soon after a notification belongs to it (the bytes that carried it, a redraw
+# around it); only later output means the agent is working again.
+NOTIFY_ECHO = 0.25
 AGENT_COMMANDS = frozenset({"claude", "codex", "gemini", "opencode", "aider"})
+# Package names that install an agent's command (``npx @anthropic-ai/claude-code``).
+_PACKAGES = {"claude-code": "claude", "gemini-cli": "gemini", "aider-chat": "aider"}
 _WRAPPERS = frozenset({"sudo", "env", "command", "exec", "time", "nice", "npx", "bunx", "uvx"})
 
 
@@ -34,6 +39,7 @@ def agent_of(command: str) -> str | None:
         name = name.split("@", 1)[0]
         if name.startswith("@"):
             continue
+        name = _PACKAGES.get(name, name)
         return name if name in AGENT_COMMANDS else None
     return None
 
@@ -49,6 +55,7 @@ class AgentDetector:
         self.agent: str | None = None
         self.state: str | None = None
         self._last_output = 0.0
+        self._notified_at = float("-inf")
         self._idle_check: asyncio.TimerHandle | None = None
 
     def command_started(self, command: str) -> None:
@@ -61,13 +68,17 @@ class AgentDetector:
     def output(self) -> None:
         if self.agent is None:
             return
-        self._last_output = time.monotonic()
+        now = time.monotonic()
+        if self.state == "attention" and now - self._notified_at < NOTIFY_ECHO:
+            return
+        self._last_output = now
         if self.state != "working":
             self._set("working")
             self._schedule_idle_check(self._idle_after)
 
     def notified(self, message: str) -> None:
         if self.agent is not None:
+            self._notified_at = time.monotonic()
             self._set("attention", message=message)
 
     def command_ended(self, exit_code: int | None) -> None:

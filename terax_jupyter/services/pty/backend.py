@@ -90,7 +90,9 @@ class PosixPty(PtyProcess):
     ) -> PosixPty:
         from ptyprocess import PtyProcess as Spawner
 
-        process = Spawner.spawn(argv, cwd=cwd, env=env, dimensions=(rows, columns))
+        process = Spawner.spawn(
+            argv, cwd=cwd, env=env, dimensions=(rows, columns), preexec_fn=_default_signals
+        )
         return cls(process)
 
     def start_reading(self, on_data: Callable[[bytes], None], on_eof: Callable[[], None]) -> None:
@@ -222,6 +224,24 @@ class PosixPty(PtyProcess):
         with contextlib.suppress(Exception):
             self._loop.remove_writer(self.fd)
         self._reading = False
+
+
+# Python ignores SIGPIPE and SIGXFSZ, and the server handles SIGINT and SIGTERM. An
+# ignored signal stays ignored across exec and a shell cannot trap it again, so without
+# this `yes | head -1` would print "Broken pipe" instead of ending quietly.
+_RESET_NAMES = "SIGPIPE SIGXFSZ SIGINT SIGQUIT SIGTERM SIGHUP SIGCHLD SIGTSTP SIGTTIN SIGTTOU"
+_RESET_SIGNALS = tuple(
+    getattr(signal, name) for name in _RESET_NAMES.split() if hasattr(signal, name)
+)
+
+
+def _default_signals() -> None:
+    """In the child, before exec: every signal at its default and none blocked."""
+    for signum in _RESET_SIGNALS:
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(signum, signal.SIG_DFL)
+    with contextlib.suppress(OSError, ValueError):
+        signal.pthread_sigmask(signal.SIG_SETMASK, set())
 
 
 def _session_processes(leader: int) -> list[int]:

@@ -81,7 +81,7 @@ class BlockTextHandler(PtyHandler):
             if block_id.isascii() and block_id.isdigit() and len(block_id) <= 9
             else -1
         )
-        result = session.block_text(number, rendered=self._rendered())
+        result = await session.block_text(number, rendered=self._rendered())
         if result is None:
             raise NotFound(f"Terminal {session_id} has no block {block_id}.")
         self.finish_json(result)
@@ -97,7 +97,8 @@ class LinesHandler(PtyHandler):
         session = self.terax.pty.get(session_id)
         count = self.int_argument("count", 50, minimum=1, maximum=10_000)
         rendered = _format(self.string_argument("format", "plain"))
-        self.finish_json({"text": session.last_lines(count, rendered=rendered), "count": count})
+        text = await session.last_lines(count, rendered=rendered)
+        self.finish_json({"text": text, "count": count})
 
 
 class RunHandler(PtyHandler):

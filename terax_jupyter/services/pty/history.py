@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
@@ -31,12 +32,28 @@ def history_files(environ: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def parse_bash(data: bytes) -> list[str]:
-    commands = []
-    for raw in data.decode("utf-8", "replace").splitlines():
-        if raw.startswith("#") and raw[1:].isdigit():
-            continue  # a HISTTIMEFORMAT time stamp
-        commands.append(raw)
+    lines = data.decode("utf-8", "replace").splitlines()
+    if not any(_is_stamp(line) for line in lines):
+        return lines
+    # With HISTTIMEFORMAT set, each entry follows its time stamp and may span lines.
+    commands: list[str] = []
+    entry: list[str] | None = None
+    for line in lines:
+        if _is_stamp(line):
+            if entry:
+                commands.append("\n".join(entry))
+            entry = []
+        elif entry is None:
+            commands.append(line)  # written before time stamps were switched on
+        else:
+            entry.append(line)
+    if entry:
+        commands.append("\n".join(entry))
     return commands
+
+
+def _is_stamp(line: str) -> bool:
+    return line.startswith("#") and line[1:].isascii() and line[1:].isdigit()
 
 
 def parse_zsh(data: bytes) -> list[str]:
@@ -57,11 +74,17 @@ def parse_zsh(data: bytes) -> list[str]:
     return commands
 
 
+_FISH_ESCAPE = re.compile(r"\\([\\n])")
+
+
 def parse_fish(data: bytes) -> list[str]:
     commands = []
     for raw in data.decode("utf-8", "replace").splitlines():
         if raw.startswith("- cmd: "):
-            commands.append(raw[7:].replace("\\n", "\n").replace("\\\\", "\\"))
+            # fish writes a backslash as \\ and a newline as \n; undo both in one pass.
+            commands.append(
+                _FISH_ESCAPE.sub(lambda m: "\n" if m.group(1) == "n" else "\\", raw[7:])
+            )
     return commands
 
 

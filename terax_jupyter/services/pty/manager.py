@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Any
 from traitlets import Bool, Float, Int, List, Type, Unicode
 from traitlets.config import LoggingConfigurable
 
-from terax_jupyter.exceptions import Conflict, InvalidRequest, NotFound, Timeout, TooLarge
+from terax_jupyter.exceptions import (
+    Conflict,
+    InvalidRequest,
+    NotFound,
+    Timeout,
+    TooLarge,
+    Unavailable,
+)
 from terax_jupyter.security import Access, fileio
 from terax_jupyter.services.pty import shells
 from terax_jupyter.services.pty.backend import PtyBackend
@@ -24,6 +31,8 @@ if TYPE_CHECKING:
     from terax_jupyter.security import SecurityLayer
 
 MAX_NAME = 100
+# How long ``run`` waits for a shell that just started to show its first prompt.
+STARTUP_WAIT = 10.0
 
 
 class PtyManager(LoggingConfigurable):
@@ -64,6 +73,14 @@ class PtyManager(LoggingConfigurable):
     coalesce_ms = Float(4.0, help="Milliseconds output is gathered into one frame.").tag(
         config=True
     )
+    lag_grace = Float(
+        2.0,
+        help="Seconds a view may stay behind while another keeps up before it stops pacing "
+        "the program.",
+    ).tag(config=True)
+    agent_idle_after = Float(
+        3.0, help="Seconds of quiet after which a coding agent's turn counts as finished."
+    ).tag(config=True)
     backend_class = Type(
         default_value=PtyBackend, klass=PtyBackend, help="What spawns shells on PTYs."
     ).tag(config=True)
@@ -106,9 +123,15 @@ class PtyManager(LoggingConfigurable):
         nonce = new_nonce()
         env = self._environment(session_id, nonce, launch.env)
         columns, rows = max(2, min(columns, 1000)), max(1, min(rows, 500))
-        process = await asyncio.to_thread(
-            self.backend.spawn, launch.argv, folder.path, env, columns, rows
-        )
+        try:
+            process = await asyncio.to_thread(
+                self.backend.spawn, launch.argv, folder.path, env, columns, rows
+            )
+        except OSError as error:
+            raise Unavailable(
+                f"Could not start {launch.argv[0]}: {error.strerror or error}.",
+                reason="shell_failed",
+            ) from error
         session = PtySession(
             session_id,
             process,
@@ -123,8 +146,11 @@ class PtyManager(LoggingConfigurable):
                 low_water=self.low_water,
                 client_cap=self.client_cap,
                 coalesce_delay=self.coalesce_ms / 1000,
+                lag_grace=self.lag_grace,
             ),
             nonce=nonce,
+            integration=launch.integrated,
+            agent_idle_after=self.agent_idle_after,
             on_command=self.history.add,
             on_finished=self._forget,
         )
@@ -165,8 +191,7 @@ class PtyManager(LoggingConfigurable):
             raise NotFound(f"No terminal session '{session_id}'.")
         session.broadcast({"type": "closed"})
         code = await asyncio.to_thread(session.process.terminate, self.close_grace)
-        session.exit_code = session.exit_code if session.exit_code is not None else code
-        session.exited = True
+        session.mark_exited(session.exit_code if session.exit_code is not None else code)
         self.log.info("Terminal %s closed", session_id)
         return session.exit_code
 
@@ -180,6 +205,11 @@ class PtyManager(LoggingConfigurable):
     async def run(self, session_id: str, command: str, *, timeout: float) -> dict[str, Any]:
         """Type ``command`` at the prompt and wait for its block to end (needs integration)."""
         session = self.get(session_id)
+        if session.exited:
+            raise Conflict("This terminal's shell has exited.", reason="exited")
+        if not session.integrated and session.integration:
+            # A shell that just started: its first prompt shows that the hooks loaded.
+            await session.wait_integrated(min(timeout, STARTUP_WAIT))
         if not session.integrated:
             raise Conflict(
                 "This terminal's shell has no Terax integration, so the end of a command "
@@ -198,9 +228,11 @@ class PtyManager(LoggingConfigurable):
         except asyncio.TimeoutError:
             raise Timeout(f"The command did not finish within {timeout:g} s.") from None
         blocks = session.blocks.all()
-        if len(blocks) <= before and not session.exited:
+        if len(blocks) <= before:
+            if session.exited:
+                raise Conflict("The shell exited.", reason="exited")
             raise Conflict("The shell did not report the command.", reason="no_block")
-        result = session.block_text(blocks[-1].id, rendered=False)
+        result = await session.block_text(blocks[-1].id, rendered=False)
         assert result is not None
         return result
 

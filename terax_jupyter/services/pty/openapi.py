@@ -247,9 +247,12 @@ PATHS = {
             "summary": "WebSocket: terminal output and input as binary frames, control as JSON.",
             "description": (
                 "Binary frames carry raw terminal bytes both ways (the scrollback replay "
-                "first). Text frames carry JSON: from the client resize and signal; from the "
-                "server attached, block (start/end), prompt, input, cwd, title, alt_screen, "
-                "agent, notify, notice, renamed, exit, closed."
+                "first). Text frames carry JSON: from the client resize, signal, input and "
+                "ack; from the server attached, block (start/end), prompt, input, cwd, title, "
+                "alt_screen, agent, notify, notice, renamed, exit, closed. Query: columns, "
+                "rows, and acks=1 (the client acknowledges the output bytes it has shown, "
+                '{"type": "ack", "bytes": n}, and its unacknowledged bytes pace '
+                "the program)."
             ),
             "x-websocket": True,
             "responses": {

@@ -21,6 +21,8 @@ _PATTERN = re.compile(
     rb"|\x1b\[\?(?P<modes>[0-9;]{1,32})(?P<set>[hl])"
     rb"|\x1b\[(?P<query>>?0?c|[56]n)" % OSC_CAP
 )
+_OSC_BREAK = re.compile(rb"[\x07\x1b]")
+_QUERY = re.compile(rb"\x1b\[(?:>?0?c|[56]n)")
 _ALT_SCREEN_MODES = {b"47", b"1047", b"1049"}
 _QUERIES = {b"c": "da1", b"0c": "da1", b">c": "da2", b">0c": "da2", b"6n": "cpr", b"5n": "dsr"}
 _MAX_TITLE = 512
@@ -44,6 +46,8 @@ class SequenceScanner:
         self._carry = b""
 
     def feed(self, chunk: bytes) -> list[Sequence]:
+        if not self._carry and b"\x1b" not in chunk:
+            return []  # nothing to complete, nothing begins here (a memchr, not a regex scan)
         data = self._carry + chunk if self._carry else chunk
         shift = len(data) - len(chunk)
         found: list[Sequence] = []
@@ -57,13 +61,27 @@ class SequenceScanner:
         return found
 
 
+def without_queries(data: bytes) -> bytes:
+    """``data`` without device queries (DA1, DA2, CPR, DSR).
+
+    Output replayed to a terminal must not ask it anything: it would answer again, and the
+    answer would arrive as typed input at the shell's prompt.
+    """
+    return _QUERY.sub(b"", data) if b"\x1b[" in data else data
+
+
 def _incomplete_tail(data: bytes, last_end: int) -> bytes:
     """The start of a sequence the chunk cut off, to complete with the next one."""
     escape = data.rfind(b"\x1b", last_end)
     if escape == -1:
         return b""
+    if escape == len(data) - 1 and escape > last_end:
+        # A lone ESC at the end may be the first byte of an OSC's ST terminator ("ESC \").
+        osc = data.rfind(b"\x1b]", last_end, escape)
+        if osc != -1 and not _OSC_BREAK.search(data, osc + 2, escape):
+            escape = osc
     tail = data[escape:]
-    if len(tail) > OSC_CAP + 2:
+    if len(tail) > OSC_CAP + 3:
         return b""
     if tail.startswith(b"\x1b]"):
         # An OSC that a BEL or ST has not closed yet (an ESC inside would have ended it).

@@ -2,9 +2,10 @@
 
 Output path: the backend reads whatever the PTY has (up to 256 KiB per wake-up), the
 scanner reports the sequences in it, the bytes go into the scrollback ring and a
-coalescing buffer, and after a few milliseconds (or 64 KiB) one binary frame goes to
-every client. Each client's bytes in flight are counted until its socket takes them;
-while a pacing client holds more than ``high_water`` the PTY is not read, so the
+coalescing buffer, and one binary frame goes to every client: at once after a quiet
+spell (an echo, a prompt), else a few milliseconds after the previous frame (or once
+64 KiB have gathered). Each client's bytes in flight are counted until its socket takes
+them; while a pacing client holds more than ``high_water`` the PTY is not read, so the
 program blocks on write as it would in a real terminal, until the client drains below
 ``low_water``. A client that stays behind while another keeps up stops pacing; past
 ``client_cap`` its output is skipped, and it gets an SGR reset and a notice when it
@@ -26,7 +27,7 @@ from terax_jupyter.services.pty import text as terminal_text
 from terax_jupyter.services.pty.agents import AgentDetector
 from terax_jupyter.services.pty.blocks import BlockIndex
 from terax_jupyter.services.pty.scrollback import Scrollback
-from terax_jupyter.services.pty.sequences import Sequence, SequenceScanner
+from terax_jupyter.services.pty.sequences import Sequence, SequenceScanner, without_queries
 
 try:
     import termios
@@ -59,10 +60,13 @@ class FlowLimits:
 
 
 class _Attached:
-    __slots__ = ("behind_since", "client", "dropped", "dropping", "lagging", "pending")
+    __slots__ = ("acks", "behind_since", "client", "dropped", "dropping", "lagging", "pending")
 
-    def __init__(self, client: PtyClient) -> None:
+    def __init__(self, client: PtyClient, acks: bool = False) -> None:
         self.client = client
+        # A client that acknowledges what it has shown holds its bytes until it says so; a
+        # browser reads its socket eagerly, so the transport alone cannot tell.
+        self.acks = acks
         self.pending = 0
         self.dropping = False
         self.dropped = 0
@@ -91,6 +95,8 @@ class PtySession:
         scrollback_bytes: int,
         limits: FlowLimits,
         nonce: str,
+        integration: bool = False,
+        agent_idle_after: float = 3.0,
         on_command: Callable[[str], None] | None = None,
         on_finished: Callable[[PtySession], None] | None = None,
     ) -> None:
@@ -111,10 +117,11 @@ class PtySession:
         self.alt_screen_offset = 0
         self.exit_code: int | None = None
         self.exited = False
-        self.integrated = False
+        self.integration = integration  # started with Terax's hooks
+        self.integrated = False  # and they have spoken
         self.scrollback = Scrollback(scrollback_bytes)
         self.blocks = BlockIndex()
-        self.agent = AgentDetector(self._agent_event)
+        self.agent = AgentDetector(self._agent_event, agent_idle_after)
         self._on_command = on_command
         self._on_finished = on_finished
         self._exit_task: asyncio.Task[None] | None = None
@@ -123,9 +130,12 @@ class PtySession:
         self._out: list[bytes] = []
         self._out_size = 0
         self._flush_handle: asyncio.TimerHandle | None = None
+        self._last_flush = 0.0
         self._lag_timer: asyncio.TimerHandle | None = None
         self._paused = False
         self._exited_event = asyncio.Event()
+        self._integrated_event = asyncio.Event()
+        self._sequence_end = 0  # stream offset just after the last sequence handled
         self._listeners: list[Any] = []
 
     # -- lifecycle -------------------------------------------------------------------
@@ -137,6 +147,17 @@ class PtySession:
         await asyncio.wait_for(self._exited_event.wait(), timeout)
         return self.exit_code
 
+    async def wait_integrated(self, timeout: float) -> bool:
+        """Wait for the shell's first mark (or its exit); whether the integration spoke."""
+        waits = [asyncio.ensure_future(self._integrated_event.wait())]
+        waits.append(asyncio.ensure_future(self._exited_event.wait()))
+        try:
+            await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
+        return self.integrated
+
     def _eof(self) -> None:
         self._flush()
         self._exit_task = asyncio.ensure_future(self._collect_exit())
@@ -147,11 +168,16 @@ class PtySession:
             if code is not None:
                 break
             await asyncio.sleep(0.01)
-        self.exit_code = self.process.poll_exit()
+        self.mark_exited(self.process.poll_exit())
+
+    def mark_exited(self, code: int | None) -> None:
+        """The shell is gone: end its running command, tell the clients, wake who waits."""
+        if self._exited_event.is_set():
+            return
+        self.exit_code = code
         self.exited = True
-        current = self.blocks.current()
-        if current is not None:
-            self.blocks.end(None, self.scrollback.end)
+        # The last command ends with the shell, with its status (``exit 3``: 3).
+        self._end_block(code, self.scrollback.end)
         self.agent.command_ended(None)
         self.broadcast({"type": "exit", "code": self.exit_code})
         self._exited_event.set()
@@ -166,12 +192,20 @@ class PtySession:
     # -- clients ---------------------------------------------------------------------
 
     def attach(
-        self, client: PtyClient, columns: int | None = None, rows: int | None = None
+        self,
+        client: PtyClient,
+        columns: int | None = None,
+        rows: int | None = None,
+        *,
+        acks: bool = False,
     ) -> None:
-        """Add a client: a hello, the scrollback replay, then live output."""
+        """Add a client: a hello, the scrollback replay, then live output.
+
+        With ``acks`` the client's bytes count as in flight until it ``acknowledge``s them.
+        """
         self._flush()
         client.send_control({"type": "attached", "session": self.describe(), "nonce": self.nonce})
-        attached = _Attached(client)
+        attached = _Attached(client, acks)
         replay = self._replay()
         if replay:
             self._send(attached, replay, capped=False)
@@ -183,6 +217,12 @@ class PtySession:
             self.process.signal_foreground(signal.SIGWINCH)
         if self.exited:
             client.send_control({"type": "exit", "code": self.exit_code})
+
+    def acknowledge(self, client: PtyClient, size: int) -> None:
+        """An acknowledging client has processed ``size`` more bytes of output."""
+        for attached in self._attached:
+            if attached.client is client and attached.acks and size > 0:
+                self._delivered(attached, min(size, attached.pending))
 
     def detach(self, client: PtyClient) -> None:
         self._attached = [a for a in self._attached if a.client is not client]
@@ -202,7 +242,7 @@ class PtySession:
             data = data[newline + 1 :] if newline != -1 else b""
         if not data and not self.alt_screen:
             return b""
-        return SGR_RESET + data + (b"\x1b[?1049h" if self.alt_screen else b"")
+        return SGR_RESET + without_queries(data) + (b"\x1b[?1049h" if self.alt_screen else b"")
 
     # -- input -----------------------------------------------------------------------
 
@@ -236,7 +276,8 @@ class PtySession:
     # -- output ----------------------------------------------------------------------
 
     def _ingest(self, data: bytes) -> None:
-        self.last_activity = time.monotonic()
+        now = time.monotonic()
+        self.last_activity = now
         sequences = self._scanner.feed(data)
         if not sequences:
             self._emit_output(data)
@@ -249,6 +290,14 @@ class PtySession:
                 self._handle(sequence)
             if position < len(data):
                 self._emit_output(data[position:])
+        if self._out and self._flush_handle is None:
+            # Output after a quiet spell (an echo, a prompt) goes at once; while it keeps
+            # coming, one frame per coalesce_delay at most, unless coalesce_bytes fill first.
+            wait = self._last_flush + self.limits.coalesce_delay - now
+            if wait <= 0:
+                self._flush()
+            else:
+                self._flush_handle = asyncio.get_running_loop().call_later(wait, self._flush)
         if self.agent.agent is not None:
             self.agent.output()
 
@@ -260,9 +309,6 @@ class PtySession:
         self._out_size += len(data)
         if self._out_size >= self.limits.coalesce_bytes:
             self._flush()
-        elif self._flush_handle is None:
-            loop = asyncio.get_running_loop()
-            self._flush_handle = loop.call_later(self.limits.coalesce_delay, self._flush)
 
     def _flush(self) -> None:
         if self._flush_handle is not None:
@@ -273,6 +319,7 @@ class PtySession:
         data = self._out[0] if len(self._out) == 1 else b"".join(self._out)
         self._out.clear()
         self._out_size = 0
+        self._last_flush = time.monotonic()
         for attached in list(self._attached):
             self._send(attached, data)
         self._apply_backpressure()
@@ -294,7 +341,8 @@ class PtySession:
             return
         size = len(data)
         attached.pending += size
-        future.add_done_callback(lambda _, a=attached, n=size: self._delivered(a, n))
+        if not attached.acks:
+            future.add_done_callback(lambda _, a=attached, n=size: self._delivered(a, n))
 
     def _delivered(self, attached: _Attached, size: int) -> None:
         attached.pending -= size
@@ -346,9 +394,18 @@ class PtySession:
     def paused(self) -> bool:
         return self._paused
 
+    @property
+    def queued_bytes(self) -> int:
+        """Output held for clients: gathered for the next frame, or sent but not yet taken."""
+        return self._out_size + sum(a.pending for a in self._attached)
+
     # -- sequences -------------------------------------------------------------------
 
     def _handle(self, sequence: Sequence) -> None:
+        # The output up to the sequence's end is in the scrollback already.
+        start = self.scrollback.end - (sequence.end - sequence.start)
+        output_since = max(self.scrollback.end - sequence.end, self._sequence_end)
+        self._sequence_end = self.scrollback.end
         kind = sequence.kind
         if kind == "mark":
             self._mark(sequence)
@@ -361,6 +418,8 @@ class PtySession:
             self.title = sequence.value
             self.broadcast({"type": "title", "title": self.title})
         elif kind == "notify":
+            if start > output_since:
+                self.agent.output()  # it printed, then asked, in one read: working came first
             self.agent.notified(sequence.value)
             self.broadcast({"type": "notify", "message": sequence.value})
         elif kind == "alt_screen":
@@ -381,6 +440,7 @@ class PtySession:
         if not secrets.compare_digest(sequence.params.get("nonce", ""), self.nonce):
             return  # printed by a program, not by the shell integration
         self.integrated = True
+        self._integrated_event.set()
         letter = sequence.value
         if letter == "A":
             if self.phase == "running":
@@ -400,7 +460,8 @@ class PtySession:
                 self._on_command(command)
         elif letter == "D":
             code_text = sequence.params.get("0", "")
-            code = int(code_text) if code_text.lstrip("-").isdigit() else None
+            digits = code_text.removeprefix("-")
+            code = int(code_text) if digits.isascii() and digits.isdigit() else None
             self._end_block(code, self.scrollback.end - (sequence.end - sequence.start))
             self.phase = "prompt"
 
@@ -436,29 +497,33 @@ class PtySession:
 
     # -- text ------------------------------------------------------------------------
 
-    def block_text(self, block_id: int, *, rendered: bool) -> dict[str, Any] | None:
+    async def block_text(self, block_id: int, *, rendered: bool) -> dict[str, Any] | None:
         block = self.blocks.get(block_id)
         if block is None:
             return None
         end = block.output_end if block.output_end is not None else self.scrollback.end
         data, start = self.scrollback.read(block.output_start, end)
-        text = self._as_text(data, rendered)
+        text = await self._as_text(data, rendered)
         return {
             "block": block.to_dict(),
             "text": text,
-            "truncated": start > block.output_start,
+            "truncated": start > block.output_start
+            or (rendered and len(data) > terminal_text.RENDER_LIMIT),
             "format": "rendered" if rendered else "plain",
         }
 
-    def last_lines(self, count: int, *, rendered: bool) -> str:
+    async def last_lines(self, count: int, *, rendered: bool) -> str:
         data, _ = self.scrollback.read()
         # Lines are rarely longer than a few hundred bytes; read a generous window.
         window = data[-max(count * 512, 64 * 1024) :]
-        return terminal_text.last_lines(self._as_text(window, rendered), count)
+        return terminal_text.last_lines(await self._as_text(window, rendered), count)
 
-    def _as_text(self, data: bytes, rendered: bool) -> str:
+    async def _as_text(self, data: bytes, rendered: bool) -> str:
         if rendered:
-            return terminal_text.render(data, self.columns)
+            # The emulator is slow Python: keep it off the loop that moves every terminal's bytes.
+            return await asyncio.to_thread(terminal_text.render, data, self.columns)
+        if len(data) > 64 * 1024:
+            return await asyncio.to_thread(terminal_text.strip, data)
         return terminal_text.strip(data)
 
     def describe(self) -> dict[str, Any]:

@@ -22,6 +22,11 @@ if TYPE_CHECKING:
 # A small kernel send buffer keeps what a slow browser has not read yet on our side of the
 # socket, where flow control counts it, instead of in megabytes of autotuned buffer.
 SEND_BUFFER_BYTES = 256 * 1024
+# And of that buffer, at most this much waits unsent (TCP_NOTSENT_LOWAT, Linux and macOS):
+# the rest of a backlog stays in the session's count, so the PTY pauses sooner and less
+# output is still on its way when Ctrl-C flushes the session's queue. A client that keeps
+# up never meets the bound; bytes sent but not yet acknowledged do not count against it.
+UNSENT_BYTES = 16 * 1024
 _SIGNALS = {"INT": signal.SIGINT, "TERM": signal.SIGTERM, "HUP": signal.SIGHUP}
 if hasattr(signal, "SIGQUIT"):
     _SIGNALS["QUIT"] = signal.SIGQUIT
@@ -33,7 +38,11 @@ class PtyStreamWebSocket(TeraxWebSocketHandler):
     """Protocol.
 
     client -> server: binary frames are keystrokes and pastes for the PTY; text frames are
-    JSON: ``{"type": "resize", "columns", "rows"}``, ``{"type": "signal", "name": "INT"}``.
+    JSON: ``{"type": "resize", "columns", "rows"}``, ``{"type": "signal", "name": "INT"}``,
+    ``{"type": "input", "data"}``, and ``{"type": "ack", "bytes"}`` from a client that
+    connected with ``?acks=1``: the output bytes it has shown since its last ack. Such a
+    client's unacknowledged bytes are what paces the program (a browser reads its socket
+    eagerly, so without acks megabytes can sit in its queue when Ctrl-C is pressed).
     server -> client: binary frames are terminal output (the scrollback replay first);
     text frames are JSON: ``attached`` (session, nonce), ``block`` (start/end with command,
     cwd, exit code, times), ``prompt``, ``input``, ``cwd``, ``title``, ``alt_screen``,
@@ -60,10 +69,14 @@ class PtyStreamWebSocket(TeraxWebSocketHandler):
         with contextlib.suppress(Exception):
             stream_socket = self.ws_connection.stream.socket  # type: ignore[union-attr]
             stream_socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
+            unsent_option = getattr(socket, "TCP_NOTSENT_LOWAT", None)
+            if unsent_option is not None:
+                stream_socket.setsockopt(socket.IPPROTO_TCP, unsent_option, UNSENT_BYTES)
         assert self.session is not None
         columns = _query_int(self.get_query_argument("columns", ""), 2, 1000)
         rows = _query_int(self.get_query_argument("rows", ""), 1, 500)
-        self.session.attach(self, columns, rows)
+        acks = self.get_query_argument("acks", "") in ("1", "true")
+        self.session.attach(self, columns, rows, acks=acks)
 
     def on_message(self, message: str | bytes) -> None:
         session = self.session
@@ -89,6 +102,8 @@ class PtyStreamWebSocket(TeraxWebSocketHandler):
                 session.process.signal_foreground(number)
         elif kind == "input" and isinstance(request.get("data"), str):
             session.write(request["data"].encode("utf-8"))
+        elif kind == "ack" and _is_int(request.get("bytes")):
+            session.acknowledge(self, request["bytes"])
 
     def on_close(self) -> None:
         if self.session is not None:

@@ -5,17 +5,20 @@ from __future__ import annotations
 import re
 
 import pyte
+from pyte.screens import wcwidth  # the width the emulator laid the cells out with
 
-# CSI, OSC (BEL or ST terminated), other two-byte escapes, and C0 controls but \n, \r, \t, \b.
+# CSI, OSC (BEL or ST terminated), strings (DCS, APC, ...), character set selections, other
+# two-byte escapes (keypad modes, cursor save and restore, ...), and the C0 controls but \n, \r,
+# \t, \b (a stray ESC included).
 _ESCAPES = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
     r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
-    r"|\x1b[@-Z\\-_]"
-    r"|\x1b[ -/][0-~]"
-    r"|[\x00-\x07\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]"
+    r"|\x1b[ -/]+[0-~]"
+    r"|\x1b[0-Z\\-~]"
+    r"|[\x00-\x07\x0b\x0c\x0e-\x1f\x7f]"
 )
-RENDER_LIMIT = 1 << 20
+RENDER_LIMIT = 256 * 1024
 
 
 def strip(data: bytes) -> str:
@@ -46,10 +49,34 @@ def render(data: bytes, columns: int) -> str:
     screen = pyte.Screen(max(columns, 2), min(rows, 100_000))
     stream = pyte.Stream(screen)
     stream.feed(text)
-    lines = [line.rstrip() for line in screen.display]
+    lines = _screen_lines(screen)
     while lines and not lines[-1]:
         lines.pop()
     return "\n".join(lines)
+
+
+def _screen_lines(screen: pyte.Screen) -> list[str]:
+    """The screen's lines from the cells written (``Screen.display`` visits every cell)."""
+    lines = []
+    for y in range(screen.lines):
+        row = screen.buffer.get(y)
+        if not row:
+            lines.append("")
+            continue
+        parts = []
+        column = 0
+        for x in sorted(row):
+            if x >= screen.columns:
+                break  # cells pushed off the line's end (insertions) are not shown
+            if x < column:
+                continue  # the second cell of a wide character
+            if x > column:
+                parts.append(" " * (x - column))
+            char = row[x].data
+            parts.append(char)
+            column = x + (2 if char and wcwidth(char[0]) == 2 else 1)
+        lines.append("".join(parts).rstrip())
+    return lines
 
 
 def last_lines(text: str, count: int) -> str:

@@ -7,6 +7,8 @@ if not set -q __terax_installed; and set -q TERAX_NONCE
     set -g __terax_running 0
 
     function __terax_preexec --on-event fish_preexec
+        # fish runs this for a line of blanks too; bash and zsh run nothing: no block.
+        string length -q -- (string trim -- $argv[1]); or return
         set -g __terax_running 1
         printf '\e]133;C;nonce=%s;cmdline_url=%s\a' $__terax_nonce (string escape --style=url -- $argv[1])
     end

@@ -1,0 +1,117 @@
+"""Terminal output as text: escapes stripped, or rendered as a terminal of a width shows it."""
+
+from __future__ import annotations
+
+import pyte
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from terax_jupyter.services.pty import text
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b"\x1b[1;31mred\x1b[0m plain\r\n", "red plain\n"),
+        (b"\x1b]0;title\x07\x1b]7;file:///x\x1b\\after", "after"),
+        (b"\x1bP1$r0m\x1b\\\x1b_apc\x1b\\dcs gone", "dcs gone"),
+        (b"\x1b(B\x1b)0\x1b=\x1b>\x1b7\x1b8\x1bc\x1b%Gmodes", "modes"),
+        (b"\x1b[?1049h\x1b[2J\x1b[Hscreen\x1b[?1049l", "screen"),
+        (b"bell\x07 nul\x00 esc\x1b", "bell nul esc"),
+        (b"progress 10%\rprogress 100%\r\n", "progress 100%\n"),
+        (b"abcdef\rXY\n", "XYcdef\n"),
+        (b"abc\b\bX\n", "aX\n"),
+        (b"\b\bstart\n", "start\n"),
+        (b"tab\tkept  \r\n", "tab\tkept\n"),
+        ("unicode ✓ 日本語\n".encode(), "unicode ✓ 日本語\n"),
+        (b"broken \xff\xfe bytes", "broken \ufffd\ufffd bytes"),
+    ],
+)
+def test_strip(data: bytes, expected: str) -> None:
+    assert text.strip(data) == expected
+
+
+def test_render_applies_cursor_movement_that_strip_cannot() -> None:
+    data = b"ab\x1b[1Dc\r\n\x1b[31mred\x1b[0m\r\nxy\x1b[2K\rnew\r\n"
+    assert text.strip(data) == "abc\nred\nnew\n"
+    assert text.render(data, 80) == "ac\nred\nnew"
+
+
+def test_render_wraps_at_the_width_and_keeps_scrolled_lines() -> None:
+    lines = b"".join(b"line %d\r\n" % i for i in range(300))
+    rendered = text.render(b"x" * 25 + b"\r\n" + lines, 10)
+    assert rendered.splitlines()[:3] == ["x" * 10, "x" * 10, "x" * 5]
+    assert rendered.splitlines()[-1] == "line 299"
+    assert len(rendered.splitlines()) == 303
+
+
+def test_render_wide_characters_and_lf_only_output() -> None:
+    assert text.render("日本語 ✓\nnext\n".encode(), 80) == "日本語 ✓\nnext"
+
+
+def test_render_sparse_cells() -> None:
+    data = "日本語 ✓ x\x1b[5Cy\r\n\x1b[3;5Hz".encode()
+    assert text.render(data, 80) == "日本語 ✓ x     y\n\n    z"
+
+
+def test_render_survives_a_wide_character_cut_in_half() -> None:
+    # Deleting the first cell of a wide character leaves its second cell alone on the line,
+    # which makes pyte's own ``Screen.display`` raise IndexError.
+    data = "日\x1b[2D\x1b[1P\r\nnext".encode()
+    assert reference_render(data, 10) is None
+    assert text.render(data, 10) == "\nnext"
+
+
+def reference_render(data: bytes, columns: int) -> str | None:
+    """pyte's own ``display`` (every cell of every line); None where it raises."""
+    value = data.decode("utf-8", "replace").replace("\n", "\r\n")
+    screen = pyte.Screen(columns, value.count("\n") + len(value) // columns + 2)
+    pyte.Stream(screen).feed(value)
+    try:
+        lines = [line.rstrip() for line in screen.display]
+    except IndexError:
+        return None
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines)
+
+
+PIECES = [
+    "a", "bc ", "日", "✓", "\r", "\n", "\t", "\b", "\x1b[2C", "\x1b[1D", "\x1b[K", "\x1b[2J",
+    "\x1b[H", "\x1b[3;7H", "\x1b[31m", "\x1b[0m", "\x1b[1A", "\x1b[2P", "\x1b[3@", "e\u0301",
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=80), st.sampled_from([4, 9, 80]))
+def test_render_matches_the_emulators_own_display(pieces: list[str], columns: int) -> None:
+    data = "".join(pieces).encode()
+    expected = reference_render(data, columns)
+    rendered = text.render(data, columns)
+    if expected is not None:
+        assert rendered == expected
+
+
+def test_render_feeds_only_the_tail_of_huge_output() -> None:
+    data = b"".join(b"row %07d\n" % i for i in range(200_000))  # 2.4 MB
+    assert len(data) > text.RENDER_LIMIT
+    rendered = text.render(data, 80).splitlines()
+    assert rendered[-1] == "row 0199999"
+    assert 0 < len(rendered) <= text.RENDER_LIMIT // len(b"row 0000000\n") + 1
+    # It starts on a line boundary, not inside a line.
+    assert rendered[0].startswith("row ")
+    assert len(rendered[0]) == 11
+
+
+@pytest.mark.parametrize(
+    ("value", "count", "expected"),
+    [
+        ("a\nb\nc\n\n  \n", 2, "b\nc"),
+        ("a\nb\nc", 5, "a\nb\nc"),
+        ("", 3, ""),
+        ("only\n", 1, "only"),
+    ],
+)
+def test_last_lines(value: str, count: int, expected: str) -> None:
+    assert text.last_lines(value, count) == expected

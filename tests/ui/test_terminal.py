@@ -1,0 +1,211 @@
+"""The Terax block terminal: blocks, full-screen programs, restore after reload, split panes."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import urllib.request
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from playwright.sync_api import expect
+
+from .helpers import READY_TIMEOUT_MS, artifact_name
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Locator, Page
+
+    from .conftest import LabServer
+
+pytestmark = pytest.mark.ui
+
+PANE = "#jp-main-dock-panel .jp-TeraxTerminal-pane"
+INPUT = ".jp-TeraxInput"
+EDITOR = f"{INPUT} .cm-content"
+START_TIMEOUT_MS = 20_000
+ACTIVE_PANE = re.compile(r"(^|\s)jp-mod-activePane(\s|$)")
+
+
+def api(lab: LabServer, path: str) -> Any:
+    """GET a JSON endpoint of the server with the test token."""
+    separator = "&" if "?" in path else "?"
+    url = f"{lab.url}{path}{separator}token={lab.token}"
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return json.loads(response.read().decode("utf-8"))
+
+
+def open_terminal(page: Page) -> Locator:
+    """A new Terax terminal tab, ready at its prompt (the input line shows)."""
+    before = page.locator(PANE).count()
+    page.evaluate("() => window.jupyterapp.commands.execute('terax:new-terminal')")
+    expect(page.locator(PANE)).to_have_count(before + 1, timeout=START_TIMEOUT_MS)
+    pane = page.locator(PANE).nth(before)
+    expect(pane.locator(EDITOR)).to_be_visible(timeout=START_TIMEOUT_MS)
+    return pane
+
+
+def run(page: Page, pane: Locator, command: str) -> None:
+    """Type a command in the pane's input line and press Enter."""
+    editor = pane.locator(EDITOR)
+    editor.click()
+    expect(editor).to_be_focused()
+    page.keyboard.type(command)
+    page.keyboard.press("Enter")
+
+
+def header(pane: Locator, command: str) -> Locator:
+    """The block header of a command (drawn over its prompt line)."""
+    return pane.locator(f".jp-TeraxBlock-header[data-command={json.dumps(command)}]")
+
+
+def block_output(lab: LabServer, session: str, command: str) -> str:
+    """The plain output of the last block of ``command``, as the server recorded it."""
+    blocks = api(lab, f"terax/api/pty/sessions/{session}/blocks")["blocks"]
+    block = [b for b in blocks if b["command"] == command][-1]
+    return str(api(lab, f"terax/api/pty/sessions/{session}/blocks/{block['id']}")["text"])
+
+
+def find_in_terminal(page: Page, pane: Locator, text: str) -> str:
+    """Search the terminal with its find bar (Ctrl+F); the "index/total" it shows."""
+    pane.locator(EDITOR).click()
+    page.keyboard.press("Control+f")
+    find = pane.locator(".jp-TeraxFind-input")
+    expect(find).to_be_focused()
+    find.fill(text)
+    count = pane.locator(".jp-TeraxFind-count")
+    expect(count).not_to_have_text("")
+    value = count.inner_text()
+    page.keyboard.press("Escape")
+    expect(find).to_be_hidden()
+    return value
+
+
+def wait_for_restored(page: Page) -> None:
+    """Lab is up again after a reload (no launcher is focused: the terminal tab comes back)."""
+    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=READY_TIMEOUT_MS)
+    page.wait_for_function(
+        "() => window.jupyterapp && window.jupyterapp.commands.hasCommand('terax:new-terminal')",
+        timeout=READY_TIMEOUT_MS,
+    )
+    page.evaluate("() => window.jupyterapp.restored")
+
+
+def change_theme(page: Page, theme: str) -> None:
+    page.evaluate(
+        "theme => window.jupyterapp.commands.execute('apputils:change-theme', { theme })", theme
+    )
+    light = "true" if theme == "JupyterLab Light" else "false"
+    expect(page.locator("body")).to_have_attribute("data-jp-theme-light", light)
+    expect(page.locator("body")).to_have_attribute("data-jp-theme-name", theme)
+    # Lab covers the page while it loads a theme.
+    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=READY_TIMEOUT_MS)
+
+
+def test_commands_become_blocks_with_exit_codes(
+    page: Page, lab: LabServer, request: pytest.FixtureRequest
+) -> None:
+    pane = open_terminal(page)
+    session = pane.get_attribute("data-session-id")
+    assert session
+
+    run(page, pane, "echo hi")
+    first = header(pane, "echo hi")
+    expect(first).to_have_attribute("data-status", "success")
+    expect(first.locator(".jp-TeraxBlock-badge")).to_have_text("0")
+
+    run(page, pane, "false")
+    second = header(pane, "false")
+    expect(second).to_have_attribute("data-status", "failure")
+    expect(second.locator(".jp-TeraxBlock-badge")).to_have_text("1")
+    expect(pane.locator(".jp-TeraxBlock-header")).to_have_count(2)
+    # One status bar per block beside its lines, green then red.
+    bars = pane.locator(".jp-TeraxTerminal-gutterBar:not([hidden])")
+    expect(bars).to_have_count(2)
+    expect(bars.nth(0)).to_have_attribute("data-status", "success")
+    expect(bars.nth(1)).to_have_attribute("data-status", "failure")
+
+    assert block_output(lab, session, "echo hi").strip() == "hi"
+    # The command line and its output: both on the terminal's screen.
+    total = int(find_in_terminal(page, pane, "hi").split("/")[1])
+    assert total >= 2
+
+    # The input line is back at the prompt, focused.
+    expect(pane.locator(EDITOR)).to_be_focused()
+    pane.locator(".jp-TeraxBlock-badge").first.hover()
+    page.screenshot(path=artifact_name(request, "-light"))
+    change_theme(page, "JupyterLab Dark")
+    try:
+        # The terminal follows the theme on the next frame.
+        expect(pane.locator(".xterm-viewport")).not_to_have_css(
+            "background-color", "rgb(255, 255, 255)"
+        )
+        page.screenshot(path=artifact_name(request, "-dark"))
+    finally:
+        change_theme(page, "JupyterLab Light")
+
+
+def test_full_screen_program_hides_the_input_line_until_it_quits(
+    page: Page, request: pytest.FixtureRequest
+) -> None:
+    pane = open_terminal(page)
+    run(page, pane, "less README.md")
+    expect(pane).to_have_attribute("data-alt-screen", "true")
+    expect(pane.locator(INPUT)).to_be_hidden()
+    # Block decorations are not drawn over a full-screen program.
+    expect(header(pane, "less README.md")).to_be_hidden()
+    page.screenshot(path=artifact_name(request, "-less"))
+
+    # Keys go straight to the program now.
+    page.keyboard.press("q")
+    expect(pane).to_have_attribute("data-alt-screen", "false")
+    expect(pane.locator(EDITOR)).to_be_visible()
+    expect(pane.locator(EDITOR)).to_be_focused()
+    expect(header(pane, "less README.md")).to_have_attribute("data-status", "success")
+
+
+def test_reload_restores_the_tab_on_its_live_session(
+    page: Page, lab: LabServer, request: pytest.FixtureRequest
+) -> None:
+    pane = open_terminal(page)
+    session = pane.get_attribute("data-session-id")
+    run(page, pane, "echo restored-$((40 + 2))")
+    expect(header(pane, "echo restored-$((40 + 2))")).to_have_attribute("data-status", "success")
+
+    # Lab saves the layout a moment after it changes.
+    deadline = time.monotonic() + 10
+    while session not in json.dumps(api(lab, "lab/api/workspaces/default")):
+        assert time.monotonic() < deadline, "the terminal never reached the workspace"
+        time.sleep(0.2)
+
+    page.goto(f"{lab.url}lab?token={lab.token}")
+    wait_for_restored(page)
+    restored = page.locator(PANE)
+    expect(restored).to_have_count(1, timeout=START_TIMEOUT_MS)
+    expect(restored).to_have_attribute("data-session-id", session or "")
+    assert session in [s["id"] for s in api(lab, "terax/api/pty/sessions")["sessions"]]
+    expect(restored.locator(EDITOR)).to_be_visible(timeout=START_TIMEOUT_MS)
+    # The replayed scrollback rebuilds the block, and the output is on screen.
+    expect(header(restored, "echo restored-$((40 + 2))")).to_have_attribute("data-exit-code", "0")
+    assert find_in_terminal(page, restored, "restored-42") == "1/1"
+
+
+def test_split_pane_runs_its_own_session(page: Page, lab: LabServer) -> None:
+    first = open_terminal(page)
+    first.locator(EDITOR).click()
+    page.keyboard.press("Control+Shift+5")
+
+    panes = page.locator(PANE)
+    expect(panes).to_have_count(2, timeout=START_TIMEOUT_MS)
+    expect(page.locator("#jp-main-dock-panel .jp-TeraxTerminal")).to_have_count(1)
+    second = panes.nth(1)
+    expect(second.locator(EDITOR)).to_be_focused(timeout=START_TIMEOUT_MS)
+    expect(second).to_have_class(ACTIVE_PANE)
+
+    run(page, second, "echo second-$((1 + 1))")
+    expect(header(second, "echo second-$((1 + 1))")).to_have_attribute("data-status", "success")
+    expect(header(first, "echo second-$((1 + 1))")).to_have_count(0)
+    sessions = {first.get_attribute("data-session-id"), second.get_attribute("data-session-id")}
+    assert len(sessions) == 2
+    session = second.get_attribute("data-session-id") or ""
+    assert block_output(lab, session, "echo second-$((1 + 1))").strip() == "second-2"
