@@ -204,6 +204,10 @@ def test_split_pane_runs_its_own_session(page: Page, lab: LabServer) -> None:
 
     run(page, second, "echo second-$((1 + 1))")
     expect(header(second, "echo second-$((1 + 1))")).to_have_attribute("data-status", "success")
+    # The prompt and command fill the half-width pane's line: the exit badge steps aside
+    # (the gutter bar keeps the status) instead of covering the command's text.
+    expect(header(second, "echo second-$((1 + 1))")).to_have_attribute("data-fit", "none")
+    expect(header(second, "echo second-$((1 + 1))").locator(".jp-TeraxBlock-badge")).to_be_hidden()
     expect(header(first, "echo second-$((1 + 1))")).to_have_count(0)
     sessions = {first.get_attribute("data-session-id"), second.get_attribute("data-session-id")}
     assert len(sessions) == 2

@@ -131,8 +131,8 @@ export function renderHeader(
 
 /**
  * Keep the chip off the command text: drop the folder, then the duration,
- * then shrink the badge to a dot, as the prompt line's text (`usedColumns`
- * of `columns`) reaches under it.
+ * then shrink the badge to a dot, then hide it, as the prompt line's text
+ * (`usedColumns` of `columns`) reaches under it. The hover actions stay.
  */
 export function fitHeader(
   element: HTMLElement,
@@ -147,7 +147,8 @@ export function fitHeader(
   const textEnd = (usedColumns / columns) * width;
   // The chip sits 14px from the right edge (CSS) and keeps 8px off the text.
   const fits = (): boolean => width - 14 - chip.offsetWidth >= textEnd + 8;
-  for (const level of ['full', 'compact', 'badge', 'dot']) {
+  // 'none': the line is full; the gutter bar still shows the status.
+  for (const level of ['full', 'compact', 'badge', 'dot', 'none']) {
     element.dataset.fit = level;
     if (fits()) {
       break;

@@ -154,7 +154,7 @@ async def test_output_and_a_notification_in_one_read(
     session = await manager.create()
     client = Recorder()
     session.attach(client)
-    await wait_for(lambda: b"bash-" in session.scrollback.read()[0], 10, "prompt")
+    await wait_for(lambda: b"bash-" in session.scrollback.read()[0], 30, "prompt")
     session.write(
         b"printf '\\033]133;C;nonce=%s;cmdline_url=claude\\007thinking\\n"
         b"\\033]777;notify;Claude;needs input\\007' " + session.nonce.encode() + b"\r"
