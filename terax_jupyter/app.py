@@ -23,12 +23,22 @@ from terax_jupyter.services.fs.grep import GrepSearch
 from terax_jupyter.services.fs.manager import FileManager
 from terax_jupyter.services.fs.search import FileSearch
 from terax_jupyter.services.fs.watch import WatchService
+from terax_jupyter.services.git import handlers as git_handlers
+from terax_jupyter.services.git import history_handlers as git_history_handlers
+from terax_jupyter.services.git.manager import GitManager
 from terax_jupyter.services.meta import handlers as meta_handlers
 from terax_jupyter.services.pty import handlers as pty_handlers
 from terax_jupyter.services.pty.manager import PtyManager
 from terax_jupyter.services.workspace import handlers as workspace_handlers
 
-HANDLER_MODULES = (fs_handlers, pty_handlers, workspace_handlers, meta_handlers)
+HANDLER_MODULES = (
+    fs_handlers,
+    pty_handlers,
+    git_handlers,
+    git_history_handlers,
+    workspace_handlers,
+    meta_handlers,
+)
 
 _flags: dict[str, Any] = {
     "read-only": ({"TeraxApp": {"read_only": True}}, "Refuse every write through Terax."),
@@ -96,6 +106,7 @@ class TeraxApp(ExtensionApp):
             grep=GrepSearch(security, parent=self),
             watch=watch,
             pty=PtyManager(security, state_dir, parent=self),
+            git=GitManager(security, parent=self),
         )
         self.settings[SETTINGS_KEY] = self.context
 

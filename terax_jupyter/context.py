@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from terax_jupyter.services.fs.manager import FileManager
     from terax_jupyter.services.fs.search import FileSearch
     from terax_jupyter.services.fs.watch import WatchService
+    from terax_jupyter.services.git.manager import GitManager
     from terax_jupyter.services.pty.manager import PtyManager
 
 
@@ -22,11 +23,13 @@ class TeraxContext:
     grep: GrepSearch
     watch: WatchService
     pty: PtyManager
+    git: GitManager
 
     def on_roots_changed(self) -> None:
         self.search.invalidate()
 
     async def close(self) -> None:
         await self.pty.close_all()
+        await self.git.close()
         self.watch.stop()
         await self.search.close()

@@ -7,11 +7,20 @@ from typing import Any
 from terax_jupyter._version import __version__
 from terax_jupyter.apispec import ERRORS
 from terax_jupyter.services.fs import openapi as fs_openapi
+from terax_jupyter.services.git import history_openapi as git_history_openapi
+from terax_jupyter.services.git import openapi as git_openapi
 from terax_jupyter.services.meta import openapi as meta_openapi
 from terax_jupyter.services.pty import openapi as pty_openapi
 from terax_jupyter.services.workspace import openapi as workspace_openapi
 
-FRAGMENTS = (fs_openapi, pty_openapi, workspace_openapi, meta_openapi)
+FRAGMENTS = (
+    fs_openapi,
+    pty_openapi,
+    git_openapi,
+    git_history_openapi,
+    workspace_openapi,
+    meta_openapi,
+)
 
 ERROR_SCHEMA = {
     "type": "object",

@@ -28,7 +28,11 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 # Error classes defined outside exceptions.py; each needs a reason to exist there.
-DEFINED_ELSEWHERE: dict[str, str] = {}
+DEFINED_ELSEWHERE: dict[str, str] = {
+    "terax_jupyter.services.git.runner.GitFailed": (
+        "a Conflict that also carries git's exit code and stderr, for callers to classify"
+    ),
+}
 
 
 def all_subclasses(cls: type) -> Iterator[type]:

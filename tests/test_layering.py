@@ -32,6 +32,10 @@ ALLOWED: dict[str, tuple[frozenset[str] | None, str]] = {
         "reads the user's shell history files for suggestions; commands with secrets are dropped",
     ),
     "services/pty/shells.py": (frozenset({"shutil.which"}), "finds the installed shells on PATH"),
+    "services/git/runner.py": (
+        frozenset({"asyncio.create_subprocess_exec", "shutil.which"}),
+        "runs the git CLI (git -C <repository root the guard checked>), no shell",
+    ),
     "pytest_plugin.py": (
         frozenset({"pathlib.write_text", "pathlib.mkdir"}),
         "test fixtures: writes the sample project into the test's own folder",

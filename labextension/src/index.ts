@@ -3,6 +3,7 @@
  */
 import type { JupyterFrontEndPlugin } from '@jupyterlab/application';
 
+import { gitPlugin } from './plugins/git';
 import { goToFilePlugin } from './plugins/gotofile';
 import { searchInFilesPlugin } from './plugins/searchfiles';
 import { terminalPlugin } from './plugins/terminal';
@@ -13,6 +14,7 @@ export { ITeraxTerminals } from './terminal/tokens';
 export type { AskHandler, IBlockQuestion } from './terminal/tokens';
 
 const plugins: JupyterFrontEndPlugin<unknown>[] = [
+  gitPlugin,
   goToFilePlugin,
   searchInFilesPlugin,
   terminalPlugin

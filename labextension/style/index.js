@@ -1,5 +1,6 @@
 import '@xterm/xterm/css/xterm.css';
 import './base.css';
+import './git.css';
 import './gotofile.css';
 import './searchfiles.css';
 import './terminal.css';

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import re
 import stat
 import threading
 from dataclasses import dataclass
@@ -27,6 +28,10 @@ if TYPE_CHECKING:
     from terax_jupyter.security import SecurityLayer
 
 _KINDS = {"created", "deleted", "modified", "moved"}
+# Files git rewrites when a repository's state changes: a commit, checkout, fetch or reset
+# made anywhere (a terminal too). Their content stays denied; subscribers inside the
+# repository only learn that it changed, as one "repository" event naming its root.
+_GIT_STATE = re.compile(r"^(?P<root>.*)/\.git/(?:HEAD|index|packed-refs|[A-Z_]+_HEAD|refs/.+)$")
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,8 @@ class Subscription:
     id: int
     folder: str
     recursive: bool
+    # The git state folders of the repository around ``folder``, watched with it.
+    git_watches: tuple[tuple[str, bool], ...] = ()
 
 
 class _Subscriber:
@@ -133,17 +140,20 @@ class WatchService(LoggingConfigurable):
         folder = self.security.paths.check(path or self.security.roots.server_root, Access.READ)
         if not stat.S_ISDIR(fileio.stat_path(folder).st_mode):
             raise InvalidRequest(f"{path} is not a folder.", reason="not_a_directory")
-        subscription = Subscription(next(self._ids), folder.path, recursive)
+        subscription = Subscription(
+            next(self._ids), folder.path, recursive, self._git_state_folders(folder.path)
+        )
         subscriber = _Subscriber(
             subscription, asyncio.get_running_loop(), deliver, self.debounce, self.max_pending
         )
         with self._lock:
-            observer = self._ensure_observer()
-            key = (folder.path, recursive)
-            watch, count = self._watches.get(key, (None, 0))
-            if watch is None:
-                watch = observer.schedule(_Dispatcher(self), folder.path, recursive=recursive)
-            self._watches[key] = (watch, count + 1)
+            self._schedule(folder.path, recursive)
+            for git_folder, git_recursive in subscription.git_watches:
+                try:
+                    self._schedule(git_folder, git_recursive)
+                except OSError as error:
+                    # Without it the subscription still works; commits made elsewhere go unseen.
+                    self.log.info("Not watching %s: %s", git_folder, error)
             self._subscribers[subscription.id] = subscriber
         return subscription
 
@@ -151,20 +161,52 @@ class WatchService(LoggingConfigurable):
         with self._lock:
             if self._subscribers.pop(subscription.id, None) is None:
                 return
-            key = (subscription.folder, subscription.recursive)
-            watch, count = self._watches.get(key, (None, 0))
-            if watch is None:
-                return
-            if count <= 1:
-                del self._watches[key]
-                self._observer.unschedule(watch)
-            else:
-                self._watches[key] = (watch, count - 1)
+            for key in ((subscription.folder, subscription.recursive), *subscription.git_watches):
+                self._unschedule(key)
+
+    def _schedule(self, folder: str, recursive: bool) -> None:
+        key = (folder, recursive)
+        watch, count = self._watches.get(key, (None, 0))
+        if watch is None:
+            watch = self._ensure_observer().schedule(_Dispatcher(self), folder, recursive=recursive)
+        self._watches[key] = (watch, count + 1)
+
+    def _unschedule(self, key: tuple[str, bool]) -> None:
+        watch, count = self._watches.get(key, (None, 0))
+        if watch is None:
+            return
+        if count <= 1:
+            del self._watches[key]
+            self._observer.unschedule(watch)
+        else:
+            self._watches[key] = (watch, count - 1)
+
+    def _git_state_folders(self, folder: str) -> tuple[tuple[str, bool], ...]:
+        """``.git`` (its own files) and ``.git/refs`` of the repository around ``folder``.
+
+        Only for a work tree inside the workspace; a folder that is itself a repository's
+        root is watched recursively anyway, but a subfolder of one would miss commits.
+        """
+        current = folder
+        while self.security.roots.containing(current) is not None:
+            git_folder = os.path.join(current, ".git")
+            if os.path.isdir(git_folder):
+                refs = os.path.join(git_folder, "refs")
+                return ((git_folder, False), (refs, True)) if os.path.isdir(refs) else ()
+            parent = os.path.dirname(current)
+            if parent == current:
+                break
+            current = parent
+        return ()
 
     def dispatch(self, event: FileSystemEvent) -> None:
         """Observer thread: turn one raw event into a client event for each subscriber."""
         source = os.fsdecode(event.src_path)
         target = os.fsdecode(event.dest_path) if event.dest_path else None
+        repository = _changed_repository(source, target)
+        if repository is not None:
+            self._dispatch_repository(repository)
+            return
         deny = self.security.deny
         if deny.check(source, write=False) is not None and (
             target is None or deny.check(target, write=False) is not None
@@ -187,6 +229,18 @@ class WatchService(LoggingConfigurable):
             if subscriber.covers(source) or (target is not None and subscriber.covers(target)):
                 subscriber.push(payload)
 
+    def _dispatch_repository(self, root: str) -> None:
+        payload = {
+            "kind": "repository",
+            "path": self.security.paths.display(root),
+            "directory": True,
+        }
+        with self._lock:
+            subscribers = list(self._subscribers.values())
+        for subscriber in subscribers:
+            if subscriber.covers(root) or is_within(subscriber.subscription.folder, root):
+                subscriber.push(payload)
+
     def stop(self) -> None:
         with self._lock:
             observer, self._observer = self._observer, None
@@ -202,3 +256,13 @@ class WatchService(LoggingConfigurable):
             self._observer.daemon = True
             self._observer.start()
         return self._observer
+
+
+def _changed_repository(source: str, target: str | None) -> str | None:
+    """The work tree whose git state a raw event shows changed (lock files aside), or None."""
+    for path in (target, source):
+        if path is not None and not path.endswith(".lock"):
+            match = _GIT_STATE.match(path)
+            if match is not None:
+                return match["root"] or "/"
+    return None

@@ -365,26 +365,28 @@ class PtySession:
         limits = self.limits
         keeping_up = any(a.pending <= limits.low_water for a in self._attached)
         for attached in self._attached:
-            if attached.pending >= limits.high_water:
+            if attached.pending > limits.low_water:
+                # Behind: it holds back a resume (or will cause a pause). One client stuck
+                # behind must not stall the others: after a grace it stops pacing the
+                # program (and is skipped ahead once over its cap). A client whose socket
+                # took a little and then stopped sits between the marks: it counts too.
                 attached.behind_since = attached.behind_since or now
-                # One client stuck behind must not stall the others: after a grace it stops
-                # pacing the program (and is skipped ahead once over its cap).
                 if keeping_up and now - attached.behind_since >= limits.lag_grace:
                     attached.lagging = True
-            elif attached.pending <= limits.low_water:
+            else:
                 attached.behind_since = None
                 attached.lagging = False
         pacing = [a for a in self._attached if not a.lagging and not a.dropping]
-        if any(a.pending >= limits.high_water for a in pacing):
-            if not self._paused:
-                self._paused = True
-                self.process.pause_reading()
-            if len(self._attached) > 1 and self._lag_timer is None:
-                loop = asyncio.get_running_loop()
-                self._lag_timer = loop.call_later(limits.lag_grace, self._lag_check)
+        if not self._paused and any(a.pending >= limits.high_water for a in pacing):
+            self._paused = True
+            self.process.pause_reading()
         elif self._paused and all(a.pending <= limits.low_water for a in pacing):
             self._paused = False
             self.process.resume_reading()
+        if self._paused and len(self._attached) > 1 and self._lag_timer is None:
+            self._lag_timer = asyncio.get_running_loop().call_later(
+                limits.lag_grace, self._lag_check
+            )
 
     def _lag_check(self) -> None:
         self._lag_timer = None

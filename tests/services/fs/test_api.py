@@ -677,11 +677,52 @@ async def test_watch_delivers_one_batch(workspace: Path, jp_ws_fetch: Any) -> No
             ("deleted", "src/util.py"),
         } <= events
         assert not [p for _, p in events if p.startswith((".env", ".git"))]
+        # git's HEAD changed: the repository (here the root) is named, never its internals.
+        assert ("repository", "") in events
 
         ws.write_message(json.dumps({"op": "unsubscribe", "id": "root"}))
         assert await receive(ws) == {"type": "unsubscribed", "id": "root"}
         (workspace / "after.txt").write_text("x")
         assert await quiet(ws, 0.8) == []
+    finally:
+        ws.close()
+
+
+@pytest.mark.parametrize("terax_config", [{"WatchService": {"debounce": 0.3}}])
+async def test_watch_tells_a_folder_in_a_repository_about_commits(
+    workspace: Path, jp_ws_fetch: Any
+) -> None:
+    # A commit made outside Terax (a terminal) changes only files under .git: subscribers
+    # anywhere in the work tree hear "repository changed", and nothing of .git itself.
+    repo = workspace / "proj"
+    (repo / "lib").mkdir(parents=True)
+    (repo / "lib/a.py").write_text("a = 1\n")
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "Ada",
+        "GIT_AUTHOR_EMAIL": "ada@example.com",
+        "GIT_COMMITTER_NAME": "Ada",
+        "GIT_COMMITTER_EMAIL": "ada@example.com",
+    }
+
+    async def git(*args: str) -> None:
+        process = await asyncio.create_subprocess_exec("git", "-C", str(repo), *args, env=env)
+        assert await process.wait() == 0, args
+
+    await git("init", "-q", "-b", "main")
+    await git("add", "-A")
+    ws = await jp_ws_fetch("terax", "api", "fs", "watch")
+    try:
+        ws.write_message(json.dumps({"op": "subscribe", "id": "lib", "path": "proj/lib"}))
+        assert (await receive(ws))["type"] == "subscribed"
+        await quiet(ws, 0.5)
+        await git("commit", "-q", "-m", "first")
+        batch = await receive(ws)
+        assert batch["type"] == "changes"
+        assert [(e["kind"], e["path"]) for e in batch["events"]] == [("repository", "proj")]
+        await git("switch", "-q", "-c", "topic")
+        batch = await receive(ws)
+        assert [(e["kind"], e["path"]) for e in batch["events"]] == [("repository", "proj")]
     finally:
         ws.close()
 

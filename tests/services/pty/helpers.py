@@ -66,6 +66,12 @@ class Recorder:
         if self._held is None:
             self._held = []
 
+    def take_until(self, held: int) -> None:
+        """Take the oldest held frames until at most ``held`` bytes wait; keep holding."""
+        while self._held and self.held_bytes > held:
+            future, data = self._held.pop(0)
+            self._take(future, data)
+
     def release(self) -> None:
         held, self._held = self._held or [], None
         for future, data in held:

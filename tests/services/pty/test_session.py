@@ -498,6 +498,31 @@ async def test_a_stuck_client_stops_pacing_after_the_grace_and_is_skipped_ahead(
     await wait_for(lambda: session.queued_bytes == 0, 5, "all taken")
 
 
+async def test_a_client_stopped_between_the_marks_does_not_stall_the_others(
+    make_manager: Callable[..., PtyManager], root: Path
+) -> None:
+    # The pause came from a slow client; the one that holds the resume back took part of
+    # its output and stopped, so it sits between the low and high marks. It must still
+    # stop pacing after the grace, or the program never runs again.
+    mib = 1024 * 1024
+    manager = make_manager(high_water=2 * mib, lag_grace=0.3, client_cap=8 * mib)
+    (root / "producer.py").write_text(PRODUCER)
+    session = await started(manager)
+    stopped, slow = Recorder(), Recorder()
+    session.attach(stopped)
+    session.attach(slow)
+    stopped.hold()
+    slow.hold()
+    ended = session.block_ended()
+    session.write(f"{PYTHON} producer.py 12000000 progress\r".encode())
+    await wait_for(lambda: session.paused, 10, "paused by the clients")
+    stopped.take_until(mib)
+    assert session.limits.low_water < stopped.held_bytes <= mib < session.limits.high_water
+    slow.release()
+    await asyncio.wait_for(ended, 30)
+    assert slow.output.count(b"y" * 1023 + b"\r\n") >= 12_000_000 // 1024
+
+
 async def test_interrupt_drops_output_not_yet_sent(manager: PtyManager, root: Path) -> None:
     (root / "producer.py").write_text(PRODUCER)
     session = await started(manager)

@@ -1,0 +1,1 @@
+"""Source control: repository discovery, status, diffs, hunk staging, commits, branches, history."""

@@ -1,0 +1,383 @@
+"""GitManager: the git service one server shares; each method is one request's work."""
+
+from __future__ import annotations
+
+import secrets
+from typing import TYPE_CHECKING, Any
+
+from traitlets import Bool, Float, Int, Unicode
+from traitlets.config import LoggingConfigurable
+
+from terax_jupyter.exceptions import Conflict, InvalidRequest, NotFound, PathDenied
+from terax_jupyter.security.paths import Access
+from terax_jupyter.services.git import branches, operations
+from terax_jupyter.services.git.commits import commit_detail
+from terax_jupyter.services.git.diff import SOURCES, read_diff
+from terax_jupyter.services.git.log import GitHistory
+from terax_jupyter.services.git.operations import Confirmation, DiffSettings
+from terax_jupyter.services.git.patch import parse_selection
+from terax_jupyter.services.git.remote_url import strip_credentials, web_url
+from terax_jupyter.services.git.repository import (
+    check_argument,
+    check_branch_name,
+    check_relpath,
+    check_revision,
+    checked_file,
+    resolve,
+)
+from terax_jupyter.services.git.runner import GitRunner
+from terax_jupyter.services.git.status import Status, read_status
+
+if TYPE_CHECKING:
+    from terax_jupyter.security import SecurityLayer
+    from terax_jupyter.services.git.diff import FileDiff
+    from terax_jupyter.services.git.repository import Repo
+
+MAX_FILES = 10_000
+MAX_CONTEXT = 1000
+
+
+class GitManager(LoggingConfigurable):
+    """Repositories inside the workspace roots, through the git CLI (never a prompt)."""
+
+    git_executable = Unicode("", help="The git program; default: 'git' on PATH.").tag(config=True)
+    timeout = Float(30.0, help="Seconds a local git command may run.").tag(config=True)
+    network_timeout = Float(
+        120.0, help="Seconds fetch, pull and push may run before they are stopped."
+    ).tag(config=True)
+    output_cap = Int(
+        32 * 1024 * 1024, help="Bytes of output a git command may produce before it is stopped."
+    ).tag(config=True)
+    max_diff_bytes = Int(
+        4 * 1024 * 1024, help="A file's diff larger than this is reported as too large, not sent."
+    ).tag(config=True)
+    write_commit_graph = Bool(
+        True, help="Keep a commit-graph file up to date in repositories whose history is read."
+    ).tag(config=True)
+
+    def __init__(self, security: SecurityLayer, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.security = security
+        self.runner = GitRunner(
+            git=self.git_executable or None,
+            timeout=self.timeout,
+            network_timeout=self.network_timeout,
+            cap=self.output_cap,
+            redactor=security.redactor,
+        )
+        self.history = GitHistory(self.runner, write_commit_graph=self.write_commit_graph)
+        # Signs discard confirmations; a restart invalidates tokens, which is harmless.
+        self._secret = secrets.token_bytes(32)
+
+    async def close(self) -> None:
+        await self.history.close()
+
+    async def resolve(self, path: str) -> Repo:
+        return await resolve(self.security, self.runner, path)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    async def repository(self, path: str) -> dict[str, Any]:
+        repo = await self.resolve(path)
+        # A panel opened the repository: get the commit-graph ready before its history is read.
+        await self.history.prepare(repo)
+        branch = await branches.current_branch(self.runner, repo)
+        head = await self.runner.run(repo.root, "rev-parse", "-q", "--verify", "HEAD", check=False)
+        oid = head.text.strip() or None
+        return {
+            "root": repo.root,
+            "relative_root": repo.relative_root,
+            "head": {
+                "branch": branch,
+                "oid": oid,
+                "detached": branch is None,
+                "unborn": oid is None,
+            },
+            "remotes": await self._remotes(repo),
+        }
+
+    async def _remotes(self, repo: Repo) -> list[dict[str, Any]]:
+        result = await self.runner.run(
+            repo.root, "config", "-z", "--get-regexp", r"^remote\..*\.url$", check=False
+        )
+        found = []
+        for record in result.text.split("\0"):
+            key, _, url = record.partition("\n")
+            if key.startswith("remote.") and key.endswith(".url"):
+                shown = strip_credentials(url)
+                found.append({"name": key[7:-4], "url": shown, "web_url": web_url(shown)})
+        return found
+
+    async def status(self, path: str) -> dict[str, Any]:
+        repo = await self.resolve(path)
+        return (await self._status(repo)).to_dict()
+
+    async def _status(self, repo: Repo) -> Status:
+        async with self.runner.lock(repo.root):
+            return await read_status(self.runner, repo, self.security.deny)
+
+    async def diff(
+        self,
+        path: str,
+        file: str,
+        *,
+        source: str = "worktree",
+        commit: str | None = None,
+        context: int = 3,
+        old_file: str | None = None,
+    ) -> dict[str, Any]:
+        repo = await self.resolve(path)
+        if source not in SOURCES:
+            raise InvalidRequest(
+                "'source' must be worktree, index or commit.", reason="invalid_parameter"
+            )
+        file = check_relpath(repo, file)
+        old = check_relpath(repo, old_file, name="old_file") if old_file else None
+        for name in (file, old):
+            if name is not None and source != "commit":
+                checked_file(self.security, repo, name, Access.READ)
+            elif name is not None:
+                self._refuse_denied(repo, name)
+        oid = None
+        if source == "commit":
+            if commit is None:
+                raise InvalidRequest(
+                    "'commit' is required for source=commit.", reason="missing_parameter"
+                )
+            oid = await check_revision(self.runner, repo, commit, "commit")
+        diff, _ = await read_diff(
+            self.runner,
+            repo,
+            file,
+            source,
+            context=_context(context),
+            commit=oid,
+            old_file=old,
+            max_bytes=self.max_diff_bytes,
+        )
+        return diff.to_dict()
+
+    def _refuse_denied(self, repo: Repo, file: str) -> None:
+        """Files of past commits need not exist; the deny-list still judges their names."""
+        if self.security.deny.check(repo.absolute(file), write=False) is not None:
+            raise PathDenied(f"{file} is protected: its content is not shown.")
+
+    # -- staging -----------------------------------------------------------------------------
+
+    async def stage(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        return await self._change(path, body, "stage")
+
+    async def unstage(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        return await self._change(path, body, "unstage")
+
+    async def _change(self, path: str, body: dict[str, Any], mode: str) -> dict[str, Any]:
+        repo = await self.resolve(path)
+        async with self.runner.lock(repo.root):
+            operations.ensure_unlocked(repo)
+            if "files" in body:
+                files = _files(repo, body.get("files"))
+                if mode == "stage":
+                    await operations.stage_files(self.runner, repo, files)
+                else:
+                    status = await read_status(self.runner, repo, self.security.deny)
+                    await operations.unstage_files(
+                        self.runner,
+                        repo,
+                        _with_rename_sources(status, files),
+                        unborn=status.branch.unborn,
+                    )
+            else:
+                diff, selection, settings = await self._selection(repo, body, mode)
+                await operations.apply_selection(self.runner, repo, diff, selection, mode, settings)
+            return (await read_status(self.runner, repo, self.security.deny)).to_dict()
+
+    async def _selection(
+        self, repo: Repo, body: dict[str, Any], mode: str
+    ) -> tuple[FileDiff, list[Any], DiffSettings]:
+        file = check_relpath(repo, body.get("file"))
+        selection = parse_selection(body.get("selection"))
+        settings = DiffSettings(_context(body.get("context", 3)), self.max_diff_bytes)
+        diff = await operations.current_diff(
+            self.runner,
+            self.security,
+            repo,
+            file,
+            operations.selection_source(mode),
+            settings,
+            write=mode == "discard",
+        )
+        operations.check_fingerprint(diff, body.get("fingerprint"))
+        return diff, selection, settings
+
+    async def discard(self, path: str, body: dict[str, Any]) -> dict[str, Any] | Confirmation:
+        """Discard files or a selection; without a valid ``confirm`` token, ask for one."""
+        repo = await self.resolve(path)
+        async with self.runner.lock(repo.root):
+            operations.ensure_unlocked(repo)
+            if "files" in body:
+                files = _files(repo, body.get("files"))
+                settings = DiffSettings(3, self.max_diff_bytes)
+                diffs = [
+                    await operations.current_diff(
+                        self.runner, self.security, repo, f, "worktree", settings, write=True
+                    )
+                    for f in files
+                ]
+                bound = [(d.file, d.fingerprint) for d in diffs]
+                token = operations.confirmation_token(self._secret, repo, bound, None)
+                lost = sum(operations.lines_lost(d) for d in diffs)
+                if not self._confirmed(token, body.get("confirm")):
+                    return Confirmation(token, len(files), lost)
+                await operations.discard_files(self.runner, self.security, repo, files)
+            else:
+                diff, selection, settings = await self._selection(repo, body, "discard")
+                chosen = sorted(
+                    (s.hunk, sorted(s.lines) if s.lines is not None else None) for s in selection
+                )
+                token = operations.confirmation_token(
+                    self._secret, repo, [(diff.file, diff.fingerprint)], [settings.context, chosen]
+                )
+                lost = operations.lines_lost(diff, selection)
+                if not self._confirmed(token, body.get("confirm")):
+                    return Confirmation(token, 1, lost)
+                await operations.apply_selection(
+                    self.runner, repo, diff, selection, "discard", settings
+                )
+            return (await read_status(self.runner, repo, self.security.deny)).to_dict()
+
+    @staticmethod
+    def _confirmed(token: str, given: object) -> bool:
+        if given is None:
+            return False
+        if not operations.token_matches(token, given):
+            raise Conflict(
+                "The files changed since the discard was confirmed (or the confirmation is "
+                "not valid); review them and confirm again.",
+                reason="stale_diff",
+            )
+        return True
+
+    # -- commits and remotes ---------------------------------------------------------------
+
+    async def commit(
+        self, path: str, message: object, *, amend: bool = False, signoff: bool = False
+    ) -> dict[str, Any]:
+        if not isinstance(message, str):
+            raise InvalidRequest("'message' must be a string.", reason="invalid_parameter")
+        if "\0" in message:
+            raise InvalidRequest(
+                "The message contains a NUL character.", reason="invalid_parameter"
+            )
+        repo = await self.resolve(path)
+        async with self.runner.lock(repo.root):
+            operations.ensure_unlocked(repo)
+            before = await read_status(self.runner, repo, self.security.deny)
+            result = await operations.commit(
+                self.runner,
+                repo,
+                message,
+                amend=amend,
+                signoff=signoff,
+                conflicted=bool(before.conflicted),
+            )
+            status = await read_status(self.runner, repo, self.security.deny)
+        return {
+            "oid": result.oid,
+            "summary": result.summary,
+            "output": result.output,
+            "status": status.to_dict(),
+        }
+
+    async def remote_action(
+        self, action: str, path: str, remote: object = None, branch: object = None
+    ) -> dict[str, Any]:
+        repo = await self.resolve(path)
+        remote_name = await self._remote(repo, remote)
+        branch_name = check_argument(branch, "branch") if branch is not None else None
+        async with self.runner.lock(repo.root):
+            if action != "fetch":
+                operations.ensure_unlocked(repo)
+            if action == "fetch":
+                output = await operations.fetch(self.runner, repo, remote_name, branch_name)
+            elif action == "pull":
+                output = await operations.pull(self.runner, repo, remote_name, branch_name)
+            else:
+                current = await branches.current_branch(self.runner, repo)
+                if current is None:
+                    raise Conflict(
+                        "HEAD is detached: check out a branch to push.", reason="detached_head"
+                    )
+                output = await operations.push(self.runner, repo, current, remote_name, branch_name)
+            status = await read_status(self.runner, repo, self.security.deny)
+        return {"output": output, "status": status.to_dict()}
+
+    async def _remote(self, repo: Repo, remote: object) -> str | None:
+        if remote is None:
+            return None
+        name = check_argument(remote, "remote")
+        if name not in await operations.remotes(self.runner, repo):
+            raise NotFound(f"There is no remote named {name}.", reason="unknown_remote")
+        return name
+
+    # -- branches ------------------------------------------------------------------------------
+
+    async def branches(self, path: str) -> dict[str, Any]:
+        repo = await self.resolve(path)
+        return (await branches.list_branches(self.runner, repo)).to_dict()
+
+    async def create_branch(
+        self, path: str, name: object, *, start_point: object = None, checkout: bool = False
+    ) -> dict[str, Any]:
+        repo = await self.resolve(path)
+        branch = await check_branch_name(self.runner, repo, name)
+        start = (
+            await check_revision(self.runner, repo, start_point, "start_point")
+            if start_point is not None
+            else None
+        )
+        async with self.runner.lock(repo.root):
+            operations.ensure_unlocked(repo)
+            await branches.create_branch(self.runner, repo, branch, start)
+            if checkout:
+                await branches.checkout(self.runner, repo, branch)
+        return (await branches.list_branches(self.runner, repo)).to_dict()
+
+    async def checkout(self, path: str, branch: object) -> dict[str, Any]:
+        repo = await self.resolve(path)
+        name = check_argument(branch, "branch")
+        async with self.runner.lock(repo.root):
+            operations.ensure_unlocked(repo)
+            await branches.checkout(self.runner, repo, name)
+            return (await read_status(self.runner, repo, self.security.deny)).to_dict()
+
+    # -- history (log.py, commits.py) ----------------------------------------------------------
+
+    async def log(self, path: str, **options: Any) -> dict[str, Any]:
+        """A page of history with graph lanes (``GitHistory.log`` has the options)."""
+        return await self.history.log(await self.resolve(path), **options)
+
+    async def commit_detail(self, path: str, oid: object) -> dict[str, Any]:
+        return await commit_detail(self.runner, await self.resolve(path), oid, self.security.deny)
+
+
+def _context(value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_CONTEXT:
+        raise InvalidRequest(
+            f"'context' must be an integer from 0 to {MAX_CONTEXT}.", reason="invalid_parameter"
+        )
+    return value
+
+
+def _files(repo: Repo, value: object) -> list[str]:
+    if not isinstance(value, list) or not value or len(value) > MAX_FILES:
+        raise InvalidRequest(
+            f"'files' must be a list of 1 to {MAX_FILES} paths.", reason="invalid_parameter"
+        )
+    return list(dict.fromkeys(check_relpath(repo, f, name="files") for f in value))
+
+
+def _with_rename_sources(status: Status, files: list[str]) -> list[str]:
+    """Unstaging a staged rename's new name also unstages the removal of its old name."""
+    sources = {e.path: e.old_path for e in status.staged if e.old_path and e.status == "renamed"}
+    extra = [sources[f] for f in files if sources.get(f)]
+    return list(dict.fromkeys([*files, *extra]))

@@ -1,0 +1,346 @@
+"""OpenAPI fragment of the git API (status, diffs, staging, commits, remotes, branches)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from terax_jupyter.apispec import errors, json_body, json_response, query, ref
+
+_STRING = {"type": "string"}
+_NULLABLE_STRING = {"type": "string", "nullable": True}
+_PATH = query(
+    "path",
+    {"type": "string"},
+    "A file or folder in the repository (server-root-relative or absolute); default the root.",
+)
+_UNAVAILABLE = {
+    "description": "git is missing, or the remote cannot be reached (remote_unavailable).",
+    "content": {"application/json": {"schema": ref("Error")}},
+}
+_ERRORS = {
+    **errors("BadRequest", "Forbidden", "NotFound", "Conflict", "TooLarge", "Timeout"),
+    "503": _UNAVAILABLE,
+}
+_PATH_PROPERTY = {
+    "type": "string",
+    "description": "A file or folder in the repository; default the server root.",
+}
+_BOOLEAN = {"type": "boolean"}
+
+_SELECTION = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["hunk"],
+        "properties": {
+            "hunk": {"type": "integer", "minimum": 0},
+            "lines": {
+                "type": "array",
+                "items": {"type": "integer", "minimum": 0},
+                "description": "Indices into the hunk's lines (added or deleted ones); "
+                "omitted: the whole hunk.",
+            },
+        },
+    },
+}
+
+SCHEMAS: dict[str, Any] = {
+    "GitEntry": {
+        "type": "object",
+        "properties": {
+            "path": _STRING,
+            "old_path": _NULLABLE_STRING,
+            "status": {
+                "type": "string",
+                "enum": [
+                    "added",
+                    "modified",
+                    "deleted",
+                    "renamed",
+                    "copied",
+                    "typechange",
+                    "unmerged",
+                    "untracked",
+                ],
+            },
+            "submodule": _BOOLEAN,
+            "denied": {"type": "boolean", "description": "Protected: listed, never shown."},
+        },
+    },
+    "GitStatus": {
+        "type": "object",
+        "properties": {
+            "root": _STRING,
+            "branch": {
+                "type": "object",
+                "properties": {
+                    "head": _NULLABLE_STRING,
+                    "oid": _NULLABLE_STRING,
+                    "detached": _BOOLEAN,
+                    "unborn": _BOOLEAN,
+                    "upstream": _NULLABLE_STRING,
+                    "ahead": {"type": "integer"},
+                    "behind": {"type": "integer"},
+                },
+            },
+            "staged": {"type": "array", "items": ref("GitEntry")},
+            "unstaged": {"type": "array", "items": ref("GitEntry")},
+            "untracked": {"type": "array", "items": ref("GitEntry")},
+            "conflicted": {"type": "array", "items": ref("GitEntry")},
+            "index_locked": _BOOLEAN,
+        },
+    },
+    "GitRepository": {
+        "type": "object",
+        "properties": {
+            "root": _STRING,
+            "relative_root": _STRING,
+            "head": {
+                "type": "object",
+                "properties": {
+                    "branch": _NULLABLE_STRING,
+                    "oid": _NULLABLE_STRING,
+                    "detached": _BOOLEAN,
+                    "unborn": _BOOLEAN,
+                },
+            },
+            "remotes": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"name": _STRING, "url": _STRING, "web_url": _NULLABLE_STRING},
+                },
+            },
+        },
+    },
+    "GitFileDiff": {
+        "type": "object",
+        "properties": {
+            "file": _STRING,
+            "old_file": _NULLABLE_STRING,
+            "source": {"type": "string", "enum": ["worktree", "index", "commit"]},
+            "status": _STRING,
+            "binary": _BOOLEAN,
+            "too_large": _BOOLEAN,
+            "size": {"type": "integer"},
+            "fingerprint": _STRING,
+            "hunks": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "index": {"type": "integer"},
+                        "header": _STRING,
+                        "old_start": {"type": "integer"},
+                        "old_lines": {"type": "integer"},
+                        "new_start": {"type": "integer"},
+                        "new_lines": {"type": "integer"},
+                        "lines": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "properties": {
+                                    "kind": {
+                                        "type": "string",
+                                        "enum": ["context", "add", "delete"],
+                                    },
+                                    "old": {"type": "integer", "nullable": True},
+                                    "new": {"type": "integer", "nullable": True},
+                                    "text": _STRING,
+                                    "no_newline": _BOOLEAN,
+                                },
+                            },
+                        },
+                    },
+                },
+            },
+        },
+    },
+    "GitChange": {
+        "type": "object",
+        "description": "Whole files ('files'), or a selection of one file's diff "
+        "('file', 'fingerprint', 'selection'; 'context' as the diff was read).",
+        "properties": {
+            "path": _PATH_PROPERTY,
+            "files": {"type": "array", "items": _STRING, "minItems": 1},
+            "file": _STRING,
+            "fingerprint": _STRING,
+            "selection": _SELECTION,
+            "context": {"type": "integer", "minimum": 0, "maximum": 1000, "default": 3},
+            "confirm": {"type": "string", "description": "Discard only: the token a 409 gave."},
+        },
+    },
+    "GitCommitRequest": {
+        "type": "object",
+        "required": ["message"],
+        "properties": {
+            "path": _PATH_PROPERTY,
+            "message": _STRING,
+            "amend": _BOOLEAN,
+            "signoff": _BOOLEAN,
+        },
+    },
+    "GitCommitResult": {
+        "type": "object",
+        "properties": {
+            "oid": _STRING,
+            "summary": _STRING,
+            "output": {"type": "string", "description": "What the hooks printed."},
+            "status": ref("GitStatus"),
+        },
+    },
+    "GitRemoteRequest": {
+        "type": "object",
+        "properties": {"path": _PATH_PROPERTY, "remote": _STRING, "branch": _STRING},
+    },
+    "GitRemoteResult": {
+        "type": "object",
+        "properties": {"output": _STRING, "status": ref("GitStatus")},
+    },
+    "GitBranches": {
+        "type": "object",
+        "properties": {
+            "current": _NULLABLE_STRING,
+            "detached": _BOOLEAN,
+            "local": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "name": _STRING,
+                        "oid": _STRING,
+                        "upstream": _NULLABLE_STRING,
+                        "ahead": {"type": "integer"},
+                        "behind": {"type": "integer"},
+                        "subject": _STRING,
+                    },
+                },
+            },
+            "remote": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"name": _STRING, "remote": _STRING, "oid": _STRING},
+                },
+            },
+        },
+    },
+    "GitCreateBranch": {
+        "type": "object",
+        "required": ["name"],
+        "properties": {
+            "path": _PATH_PROPERTY,
+            "name": _STRING,
+            "start_point": _STRING,
+            "checkout": _BOOLEAN,
+        },
+    },
+    "GitCheckout": {
+        "type": "object",
+        "required": ["branch"],
+        "properties": {
+            "path": _PATH_PROPERTY,
+            "branch": {
+                "type": "string",
+                "description": "A local branch, or a remote one "
+                "(a tracking local branch is created).",
+            },
+        },
+    },
+}
+
+
+def _change(summary: str) -> dict[str, Any]:
+    return {
+        "post": {
+            "summary": summary,
+            "requestBody": json_body("GitChange"),
+            "responses": {"200": json_response("The new status.", ref("GitStatus")), **_ERRORS},
+        }
+    }
+
+
+def _remote(summary: str) -> dict[str, Any]:
+    return {
+        "post": {
+            "summary": summary,
+            "requestBody": json_body("GitRemoteRequest"),
+            "responses": {
+                "200": json_response("git's output and the new status.", ref("GitRemoteResult")),
+                **_ERRORS,
+            },
+        }
+    }
+
+
+PATHS: dict[str, Any] = {
+    "/terax/api/git/repository": {
+        "get": {
+            "summary": "The repository holding a path: root, HEAD, remotes.",
+            "parameters": [_PATH],
+            "responses": {"200": json_response("The repository.", ref("GitRepository")), **_ERRORS},
+        }
+    },
+    "/terax/api/git/status": {
+        "get": {
+            "summary": "Branch, upstream, and the staged, unstaged, untracked, conflicted files.",
+            "parameters": [_PATH],
+            "responses": {"200": json_response("The status.", ref("GitStatus")), **_ERRORS},
+        }
+    },
+    "/terax/api/git/diff": {
+        "get": {
+            "summary": "One file's diff as hunks with line numbers.",
+            "parameters": [
+                _PATH,
+                query("file", {"type": "string"}, "Repository-relative file.", required=True),
+                query(
+                    "source",
+                    {"type": "string", "enum": ["worktree", "index", "commit"]},
+                    "worktree: index to work tree; index: HEAD to index; commit: parent to commit.",
+                ),
+                query("commit", {"type": "string"}, "The commit, for source=commit."),
+                query("context", {"type": "integer", "minimum": 0, "maximum": 1000}, "Lines."),
+                query("old_file", {"type": "string"}, "The old name, to show a rename."),
+            ],
+            "responses": {"200": json_response("The diff.", ref("GitFileDiff")), **_ERRORS},
+        }
+    },
+    "/terax/api/git/stage": _change("Stage whole files, or hunks and lines of one file."),
+    "/terax/api/git/unstage": _change("Unstage whole files, or hunks and lines of one file."),
+    "/terax/api/git/discard": _change(
+        "Discard work-tree changes; first answers 409 confirmation_required with a token."
+    ),
+    "/terax/api/git/commit": {
+        "post": {
+            "summary": "Commit the staged changes (hooks run; their output comes back).",
+            "requestBody": json_body("GitCommitRequest"),
+            "responses": {
+                "200": json_response("The commit.", ref("GitCommitResult")),
+                **_ERRORS,
+            },
+        }
+    },
+    "/terax/api/git/fetch": _remote("Fetch from a remote (never prompts for credentials)."),
+    "/terax/api/git/pull": _remote("Pull, fast-forward only."),
+    "/terax/api/git/push": _remote("Push the current branch; sets its upstream when missing."),
+    "/terax/api/git/branches": {
+        "get": {
+            "summary": "Local and remote branches.",
+            "parameters": [_PATH],
+            "responses": {"200": json_response("The branches.", ref("GitBranches")), **_ERRORS},
+        },
+        "post": {
+            "summary": "Create a branch (and check it out).",
+            "requestBody": json_body("GitCreateBranch"),
+            "responses": {"200": json_response("The branches.", ref("GitBranches")), **_ERRORS},
+        },
+    },
+    "/terax/api/git/checkout": {
+        "post": {
+            "summary": "Check out a branch; 409 would_overwrite if changes would be lost.",
+            "requestBody": json_body("GitCheckout"),
+            "responses": {"200": json_response("The new status.", ref("GitStatus")), **_ERRORS},
+        }
+    },
+}

@@ -1,0 +1,237 @@
+"""Runs the git CLI off the event loop: fixed environment, timeouts, output caps, per-repo locks."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from terax_jupyter.exceptions import Conflict, Timeout, TooLarge, Unavailable
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Mapping
+
+    from terax_jupyter.security.redact import Redactor
+
+DEFAULT_TIMEOUT = 30.0
+NETWORK_TIMEOUT = 120.0
+DEFAULT_CAP = 32 * 1024 * 1024
+STDERR_CAP = 256 * 1024
+_CHUNK = 256 * 1024
+
+# Every git call sees these. GIT_OPTIONAL_LOCKS=0 keeps read-only commands (status) from
+# taking index.lock behind the user's back; commands that must lock still do. Pathspecs are
+# literal: a client's "*.py" or ":(top)x" names a file, it is not a pattern.
+_ENV = {
+    "GIT_LITERAL_PATHSPECS": "1",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GCM_INTERACTIVE": "never",
+    "SSH_ASKPASS_REQUIRE": "never",
+    "LC_ALL": "C",
+    "LANGUAGE": "C",
+    "GIT_PAGER": "cat",
+    "PAGER": "cat",
+    "GIT_EDITOR": "true",
+    "GIT_SEQUENCE_EDITOR": "true",
+    "GIT_MERGE_AUTOEDIT": "no",
+}
+_CONFIG = ("-c", "core.quotepath=off", "-c", "color.ui=false", "-c", "advice.detachedHead=false")
+
+
+@dataclass(frozen=True)
+class GitResult:
+    code: int
+    stdout: bytes
+    stderr: str
+
+    @property
+    def text(self) -> str:
+        return self.stdout.decode("utf-8", "replace")
+
+
+class GitFailed(Conflict):
+    """git exited with an error; ``stderr`` holds what it said (redacted, capped)."""
+
+    reason = "git_failed"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str | None = None,
+        code: int = 1,
+        stderr: str = "",
+        command: str = "",
+    ) -> None:
+        super().__init__(message, reason=reason)
+        self.code = code
+        self.stderr = stderr
+        self.command = command
+
+
+class GitRunner:
+    """Runs ``git -C <root> ...`` as an asyncio subprocess and collects its output.
+
+    One runner per server. ``lock(root)`` serializes the operations on one repository
+    that mutate it or must see it consistent; plain reads (log) run without it.
+    """
+
+    def __init__(
+        self,
+        *,
+        git: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        network_timeout: float = NETWORK_TIMEOUT,
+        cap: int = DEFAULT_CAP,
+        redactor: Redactor | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.git = git or shutil.which("git") or "git"
+        self.timeout = timeout
+        self.network_timeout = network_timeout
+        self.cap = cap
+        self.redactor = redactor
+        self._extra_env = dict(env or {})
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    @contextlib.asynccontextmanager
+    async def lock(self, root: str) -> AsyncIterator[None]:
+        lock = self._locks.setdefault(root, asyncio.Lock())
+        async with lock:
+            yield
+
+    def is_locked(self, root: str) -> bool:
+        lock = self._locks.get(root)
+        return lock is not None and lock.locked()
+
+    async def run(
+        self,
+        root: str,
+        *args: str,
+        input: bytes | None = None,
+        timeout: float | None = None,
+        cap: int | None = None,
+        network: bool = False,
+        check: bool = True,
+        env: Mapping[str, str] | None = None,
+    ) -> GitResult:
+        """Run git in ``root``; raise GitFailed (when ``check``), Timeout or TooLarge."""
+        limit = (
+            timeout if timeout is not None else (self.network_timeout if network else self.timeout)
+        )
+        cap = cap if cap is not None else self.cap
+        command = args[0] if args else ""
+        try:
+            process = await asyncio.create_subprocess_exec(
+                self.git,
+                "-C",
+                root,
+                *_CONFIG,
+                *args,
+                stdin=asyncio.subprocess.PIPE if input is not None else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=self._environment(env),
+                # Its own session: no controlling terminal to prompt on, and a timeout can
+                # end hooks and ssh with it.
+                start_new_session=True,
+            )
+        except FileNotFoundError as error:
+            raise Unavailable(
+                "git is not installed or not on PATH.", reason="git_missing"
+            ) from error
+        try:
+            stdout, stderr = await asyncio.wait_for(
+                _collect(process, input, cap, command), timeout=limit
+            )
+        except asyncio.TimeoutError:
+            await _kill(process)
+            raise Timeout(
+                f"git {command} did not finish within {limit:g} s.", reason="git_timeout"
+            ) from None
+        except BaseException:
+            await _kill(process)
+            raise
+        code = await process.wait()
+        text = self._redact(stderr.decode("utf-8", "replace"))
+        if check and code != 0:
+            raise GitFailed(failure_message(command, text), code=code, stderr=text, command=command)
+        return GitResult(code, stdout, text)
+
+    def _environment(self, extra: Mapping[str, str] | None) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(_ENV)
+        env.update(self._extra_env)
+        if extra:
+            env.update(extra)
+        return env
+
+    def _redact(self, text: str) -> str:
+        return self.redactor.redact(text) if self.redactor is not None else text
+
+
+async def _collect(
+    process: asyncio.subprocess.Process, input: bytes | None, cap: int, command: str
+) -> tuple[bytes, bytes]:
+    assert process.stdout is not None
+    assert process.stderr is not None
+    feed_task = None
+    if input is not None:
+        assert process.stdin is not None
+        feed_task = asyncio.ensure_future(_feed(process.stdin, input))
+    stderr_task = asyncio.ensure_future(_read_capped(process.stderr, STDERR_CAP))
+    try:
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := await process.stdout.read(_CHUNK):
+            size += len(chunk)
+            if size > cap:
+                raise TooLarge(
+                    f"git {command} produced more than {cap // (1024 * 1024)} MiB of output.",
+                    reason="git_output_too_large",
+                )
+            chunks.append(chunk)
+        return b"".join(chunks), await stderr_task
+    finally:
+        stderr_task.cancel()
+        if feed_task is not None:
+            feed_task.cancel()
+
+
+async def _feed(stdin: asyncio.StreamWriter, data: bytes) -> None:
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        stdin.write(data)
+        await stdin.drain()
+        stdin.close()
+
+
+async def _read_capped(stream: asyncio.StreamReader, cap: int) -> bytes:
+    """Read all of a stream but keep only its first ``cap`` bytes (git must not block on it)."""
+    kept = bytearray()
+    while chunk := await stream.read(_CHUNK):
+        if len(kept) < cap:
+            kept += chunk[: cap - len(kept)]
+    return bytes(kept)
+
+
+async def _kill(process: asyncio.subprocess.Process) -> None:
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(process.wait(), timeout=5)
+
+
+def failure_message(command: str, stderr: str) -> str:
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    detail = " ".join(lines[:6])
+    if len(detail) > 600:
+        detail = detail[:600] + "..."
+    return f"git {command} failed: {detail}" if detail else f"git {command} failed."

@@ -1,0 +1,152 @@
+"""``git status --porcelain=v2 -z`` parsed: staged, unstaged, untracked, conflicted entries."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from terax_jupyter.security import DenyList
+    from terax_jupyter.services.git.repository import Repo
+    from terax_jupyter.services.git.runner import GitRunner
+
+STATUS_ARGS = ("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all")
+
+_LETTERS = {
+    "M": "modified",
+    "T": "typechange",
+    "A": "added",
+    "D": "deleted",
+    "R": "renamed",
+    "C": "copied",
+    "U": "unmerged",
+}
+
+
+@dataclass
+class Entry:
+    path: str
+    old_path: str | None
+    status: str
+    submodule: bool = False
+    denied: bool = False
+
+
+@dataclass
+class Branch:
+    head: str | None = None
+    oid: str | None = None
+    detached: bool = False
+    unborn: bool = False
+    upstream: str | None = None
+    ahead: int = 0
+    behind: int = 0
+
+
+@dataclass
+class Status:
+    root: str = ""
+    branch: Branch = field(default_factory=Branch)
+    staged: list[Entry] = field(default_factory=list)
+    unstaged: list[Entry] = field(default_factory=list)
+    untracked: list[Entry] = field(default_factory=list)
+    conflicted: list[Entry] = field(default_factory=list)
+    index_locked: bool = False
+
+    def entries(self) -> list[Entry]:
+        return [*self.staged, *self.unstaged, *self.untracked, *self.conflicted]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def parse_status(data: bytes) -> Status:
+    """Parse ``git status --porcelain=v2 --branch -z`` output (renames, copies, submodules,
+    unmerged entries and the ``# branch.*`` headers)."""
+    status = Status()
+    records = data.split(b"\0")
+    index = 0
+    while index < len(records):
+        record = records[index].decode("utf-8", "surrogateescape")
+        index += 1
+        if not record:
+            continue
+        kind = record[0]
+        if kind == "#":
+            _header(status.branch, record)
+        elif kind == "1":
+            fields = record.split(" ", 8)
+            _changed(status, fields[1], fields[2], fields[8], None)
+        elif kind == "2":
+            fields = record.split(" ", 9)
+            old_path = records[index].decode("utf-8", "surrogateescape")
+            index += 1
+            _changed(status, fields[1], fields[2], fields[9], old_path)
+        elif kind == "u":
+            fields = record.split(" ", 10)
+            status.conflicted.append(
+                Entry(fields[10], None, "unmerged", submodule=fields[2].startswith("S"))
+            )
+        elif kind == "?":
+            status.untracked.append(Entry(record[2:], None, "untracked"))
+        # "!" (ignored) is not asked for; anything else is a format this parser predates.
+    return status
+
+
+def _header(branch: Branch, record: str) -> None:
+    key, _, value = record[2:].partition(" ")
+    if key == "branch.oid":
+        branch.unborn = value == "(initial)"
+        branch.oid = None if branch.unborn else value
+    elif key == "branch.head":
+        branch.detached = value == "(detached)"
+        branch.head = None if branch.detached else value
+    elif key == "branch.upstream":
+        branch.upstream = value
+    elif key == "branch.ab":
+        ahead, _, behind = value.partition(" ")
+        branch.ahead = abs(int(ahead))
+        branch.behind = abs(int(behind))
+
+
+def _changed(status: Status, xy: str, sub: str, path: str, old_path: str | None) -> None:
+    submodule = sub.startswith("S")
+    staged, unstaged = xy[0], xy[1]
+    if staged != ".":
+        status.staged.append(
+            Entry(
+                path,
+                old_path if staged in "RC" else None,
+                _LETTERS.get(staged, "modified"),
+                submodule,
+            )
+        )
+    if unstaged != ".":
+        status.unstaged.append(
+            Entry(
+                path,
+                old_path if unstaged in "RC" else None,
+                _LETTERS.get(unstaged, "modified"),
+                submodule,
+            )
+        )
+
+
+def mark_denied(status: Status, deny: DenyList, root: str) -> None:
+    """Flag entries the deny-list protects: they are listed, their content is never served."""
+    entries = status.entries()
+    paths = [e.path for e in entries]
+    for position in deny.denied_among(paths, base=root):
+        entries[position].denied = True
+    renamed = [e for e in entries if e.old_path is not None and not e.denied]
+    for position in deny.denied_among([e.old_path or "" for e in renamed], base=root):
+        renamed[position].denied = True
+
+
+async def read_status(runner: GitRunner, repo: Repo, deny: DenyList) -> Status:
+    result = await runner.run(repo.root, *STATUS_ARGS)
+    status = parse_status(result.stdout)
+    status.root = repo.root
+    status.index_locked = repo.index_locked()
+    mark_denied(status, deny, repo.root)
+    return status

@@ -1,0 +1,171 @@
+"""Real repositories in tmp for the git tests: branches, merges, renames, binaries, conflicts,
+and a bare upstream on disk. No global or system git configuration leaks in."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from terax_jupyter.services.git.manager import GitManager
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from terax_jupyter.security import SecurityLayer
+
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "Ada Lovelace",
+    "GIT_AUTHOR_EMAIL": "ada@example.com",
+    "GIT_COMMITTER_NAME": "Ada Lovelace",
+    "GIT_COMMITTER_EMAIL": "ada@example.com",
+}
+# Variables that would point git at another repository, index or configuration.
+LEAKY = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_SSH_COMMAND",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+)
+
+TEN_LINES = "".join(f"line {n}\n" for n in range(1, 11))
+PNG = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + bytes(range(256))
+
+
+@pytest.fixture(autouse=True)
+def git_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Identity and an empty HOME for every git these tests (and the server) run."""
+    home = tmp_path / "git-home"
+    home.mkdir(exist_ok=True)
+    for name in LEAKY:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    (home / ".gitconfig").write_text(
+        '[init]\n\tdefaultBranch = main\n[protocol "file"]\n\tallow = always\n'
+    )
+    for name, value in IDENTITY.items():
+        monkeypatch.setenv(name, value)
+
+
+def git(root: Path | str, *args: str, check: bool = True, input: bytes | None = None) -> str:
+    """Run git in ``root`` for a test; its stdout."""
+    result = subprocess.run(
+        ["git", "-C", str(root), *args], capture_output=True, input=input, check=False
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {result.stderr.decode()}")
+    return result.stdout.decode("utf-8", "replace")
+
+
+def write(root: Path, name: str, content: str | bytes) -> Path:
+    target = root / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        target.write_bytes(content)
+    else:
+        target.write_text(content)
+    return target
+
+
+def commit_all(root: Path, message: str) -> str:
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+    return git(root, "rev-parse", "HEAD").strip()
+
+
+def init_repo(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", "-b", "main")
+    return root
+
+
+@pytest.fixture
+def workspace_root(tmp_path: Path) -> Path:
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def project(workspace_root: Path) -> Path:
+    """A repository with history: a text file, a binary, a renamed file and a merged branch."""
+    root = init_repo(workspace_root / "project")
+    write(root, "notes.txt", TEN_LINES)
+    write(root, "image.png", PNG)
+    write(root, "old_name.txt", "moved\n")
+    write(root, "keep.txt", "keep\n")
+    commit_all(root, "first")
+    git(root, "switch", "-q", "-c", "feature")
+    write(root, "feature.txt", "feature work\n")
+    commit_all(root, "feature work")
+    git(root, "switch", "-q", "main")
+    git(root, "mv", "old_name.txt", "new_name.txt")
+    commit_all(root, "rename")
+    git(root, "merge", "-q", "--no-ff", "-m", "merge feature", "feature")
+    return root
+
+
+@pytest.fixture
+def upstream(tmp_path: Path, project: Path) -> Path:
+    """A bare repository on disk that ``project`` pushes to as origin (main tracks it)."""
+    bare = tmp_path / "upstream.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(project, "remote", "add", "origin", str(bare))
+    git(project, "push", "-q", "-u", "origin", "main", "feature")
+    return bare
+
+
+@pytest.fixture
+def other_clone(tmp_path: Path, upstream: Path) -> Path:
+    """Someone else's clone of the upstream, to make the upstream move."""
+    clone = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(upstream), str(clone))
+    return clone
+
+
+@pytest.fixture
+def make_git(
+    terax_security: Callable[..., SecurityLayer], workspace_root: Path
+) -> Callable[..., GitManager]:
+    def make(**traits: Any) -> GitManager:
+        return GitManager(terax_security(workspace_root), **traits)
+
+    return make
+
+
+@pytest.fixture
+def manager(make_git: Callable[..., GitManager]) -> GitManager:
+    return make_git()
+
+
+def index_content(root: Path, name: str) -> str:
+    return git(root, "show", f":{name}")
+
+
+def staged_diff(root: Path, name: str | None = None) -> str:
+    return git(root, "diff", "--cached", "--no-color", *(["--", name] if name else []))
+
+
+def diff_body(text: str) -> list[str]:
+    """The +/- lines of a diff (headers and hunk lines left out)."""
+    return [
+        line
+        for line in text.splitlines()
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
+
+
+def env_without_git() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}

@@ -1,0 +1,294 @@
+"""The Git panel and the History panel in Chromium, against real repositories built with git."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import uuid
+from typing import TYPE_CHECKING
+
+import pytest
+from playwright.sync_api import expect
+
+from .helpers import READY_TIMEOUT_MS, artifact_name, write
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from playwright.sync_api import Locator, Page
+
+    from .conftest import LabServer
+
+pytestmark = pytest.mark.ui
+
+PANEL = "#terax-git"
+HISTORY = ".jp-TeraxHistory"
+TIMEOUT_MS = 15_000
+LIGHT = "JupyterLab Light"
+DARK = "JupyterLab Dark"
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Ada Lovelace",
+    "GIT_AUTHOR_EMAIL": "ada@example.com",
+    "GIT_COMMITTER_NAME": "Ada Lovelace",
+    "GIT_COMMITTER_EMAIL": "ada@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_TERMINAL_PROMPT": "0",
+}
+
+# 30 numbered lines: changes at lines 2 and 27 are far enough apart for two hunks.
+ORIGINAL = "".join(f"value_{n} = {n}\n" for n in range(1, 31))
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {**os.environ, **GIT_ENV, "HOME": str(repo.parent)}
+    result = subprocess.run(
+        ["git", "-C", str(repo), *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    return result.stdout
+
+
+def changed_lines(diff: str) -> list[str]:
+    """The +/- lines of a unified diff, without the file headers."""
+    return [
+        line
+        for line in diff.splitlines()
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
+
+
+@pytest.fixture
+def repo(lab: LabServer) -> Path:
+    """A repository in the Lab root: a merged feature branch, then two separate edits of app.py."""
+    root = lab.root / f"project-{uuid.uuid4().hex[:8]}"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "commit.gpgsign", "false")
+    # The Lab server runs git with its own HOME: the identity must be in the repository.
+    git(root, "config", "user.name", "Ada Lovelace")
+    git(root, "config", "user.email", "ada@example.com")
+    write(root / "app.py", ORIGINAL)
+    write(root / "README.md", "# Project\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "Initial commit")
+    git(root, "switch", "-q", "-c", "feature")
+    write(root / "feature.txt", "A feature.\n")
+    git(root, "add", "feature.txt")
+    git(root, "commit", "-q", "-m", "Add the feature notes")
+    git(root, "switch", "-q", "main")
+    write(root / "README.md", "# Project\n\nNow with a readme.\n")
+    git(root, "commit", "-q", "-am", "Describe the project")
+    git(root, "merge", "-q", "--no-ff", "feature", "-m", "Merge branch 'feature'")
+    lines = ORIGINAL.splitlines(keepends=True)
+    lines[1] = "value_2 = 'two'\n"
+    lines[26] = "value_27 = 'twenty-seven'\n"
+    write(root / "app.py", "".join(lines))
+    return root
+
+
+def open_repository(page: Page, repo: Path) -> Locator:
+    """Browse to the repository's folder and show the Git panel on it."""
+    page.evaluate(
+        "path => window.jupyterapp.commands.execute('filebrowser:go-to-path', { path })",
+        f"{repo.name}/",
+    )
+    page.evaluate("() => window.jupyterapp.commands.execute('terax:git-panel')")
+    panel = page.locator(PANEL)
+    expect(panel).to_be_visible(timeout=TIMEOUT_MS)
+    expect(panel.locator(".jp-TeraxGit-branchName")).to_have_text("main", timeout=TIMEOUT_MS)
+    return panel
+
+
+def file_row(panel: Locator, group: str, path: str) -> Locator:
+    return panel.locator(f".jp-TeraxGit-group[data-group='{group}'] [data-path='{path}']")
+
+
+def open_diff(panel: Locator, group: str, path: str) -> Locator:
+    file_row(panel, group, path).locator(".jp-TeraxGit-fileName").click()
+    diff = panel.locator(f".jp-TeraxDiff[data-file='{path}']")
+    expect(diff.locator(".jp-TeraxDiff-hunk")).to_have_count(2, timeout=TIMEOUT_MS)
+    return diff
+
+
+def change_theme(page: Page, theme: str) -> None:
+    page.evaluate(
+        "theme => window.jupyterapp.commands.execute('apputils:change-theme', { theme })", theme
+    )
+    light = "true" if theme == LIGHT else "false"
+    expect(page.locator("body")).to_have_attribute("data-jp-theme-light", light)
+    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=READY_TIMEOUT_MS)
+
+
+@pytest.fixture
+def dark_page(page: Page) -> Iterator[Page]:
+    change_theme(page, DARK)
+    try:
+        yield page
+    finally:
+        page.keyboard.press("Escape")
+        change_theme(page, LIGHT)
+
+
+def test_stage_one_hunk_commit_with_keyboard_and_see_it_in_the_graph(
+    page: Page, repo: Path, request: pytest.FixtureRequest
+) -> None:
+    panel = open_repository(page, repo)
+    diff = open_diff(panel, "unstaged", "app.py")
+    expect(diff.locator(".jp-TeraxDiff-line[data-kind='add']")).to_have_count(2)
+
+    diff.locator(".jp-TeraxDiff-hunk[data-hunk='0'] [data-action='stage-hunk']").click()
+    expect(file_row(panel, "staged", "app.py")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(file_row(panel, "unstaged", "app.py")).to_be_visible()
+    assert changed_lines(git(repo, "diff", "--cached")) == [
+        "-value_2 = 2",
+        "+value_2 = 'two'",
+    ]
+    assert changed_lines(git(repo, "diff")) == [
+        "-value_27 = 27",
+        "+value_27 = 'twenty-seven'",
+    ]
+    page.screenshot(path=artifact_name(request, "-staged-hunk"))
+
+    message = panel.locator(".jp-TeraxGit-commitInput")
+    message.click()
+    page.keyboard.type("Name the second value")
+    page.keyboard.press("Control+Enter")
+    expect(message).to_have_value("", timeout=TIMEOUT_MS)
+    assert git(repo, "log", "-1", "--format=%s").strip() == "Name the second value"
+    assert changed_lines(git(repo, "diff", "--cached")) == []
+    expect(panel.locator(".jp-TeraxGit-group[data-group='staged']")).to_have_count(0)
+
+    page.keyboard.press("Alt+Shift+H")
+    history = page.locator(f"#jp-main-dock-panel {HISTORY}")
+    expect(history).to_be_visible(timeout=TIMEOUT_MS)
+    rows = history.locator(".jp-TeraxHistory-row")
+    first = rows.first
+    expect(first).to_have_attribute("data-index", "0", timeout=TIMEOUT_MS)
+    expect(first.locator(".jp-TeraxHistory-subject-text")).to_have_text("Name the second value")
+    expect(first.locator(".jp-TeraxHistory-ref[data-kind='head']")).to_have_count(1)
+
+    merge = history.locator(".jp-TeraxHistory-row[data-parents='2']")
+    expect(merge).to_have_count(1)
+    expect(merge.locator(".jp-TeraxHistory-subject-text")).to_have_text("Merge branch 'feature'")
+    # The merge row draws an edge from its dot towards the second parent's lane.
+    expect(merge.locator("svg path[data-kind='merge']")).to_have_count(1)
+    expect(merge.locator("svg circle[data-kind='merge']")).to_have_count(1)
+    lanes = history.locator(".jp-TeraxHistory-graph").first.get_attribute("width")
+    assert lanes is not None
+    assert int(lanes) >= 28  # two lanes at least
+
+    first.click()
+    detail = history.locator(".jp-TeraxHistory-detail")
+    expect(detail.locator("h3")).to_have_text("Name the second value", timeout=TIMEOUT_MS)
+    detail.locator(".jp-TeraxHistory-file[data-path='app.py']").click()
+    added = detail.locator(".jp-TeraxDiff-line[data-kind='add']")
+    expect(added).to_have_count(1, timeout=TIMEOUT_MS)
+    expect(added).to_contain_text("value_2 = 'two'")
+    page.screenshot(path=artifact_name(request, "-history"))
+
+
+def test_stage_selected_lines_and_discard_with_confirmation(page: Page, repo: Path) -> None:
+    write(repo / "notes.txt", "keep\n")
+    git(repo, "add", "notes.txt")
+    git(repo, "commit", "-q", "-m", "Add notes")
+    write(repo / "notes.txt", "keep\nfirst\nsecond\nthird\n")
+    panel = open_repository(page, repo)
+
+    file_row(panel, "unstaged", "notes.txt").locator(".jp-TeraxGit-fileName").click()
+    diff = panel.locator(".jp-TeraxDiff[data-file='notes.txt']")
+    added = diff.locator(".jp-TeraxDiff-line[data-kind='add']")
+    expect(added).to_have_count(3, timeout=TIMEOUT_MS)
+    added.nth(0).click()
+    added.nth(1).click(modifiers=["Shift"])
+    expect(diff.locator(".jp-TeraxDiff-line[data-selected='true']")).to_have_count(2)
+    diff.locator("[data-action='stage-lines']").click()
+    expect(file_row(panel, "staged", "notes.txt")).to_be_visible(timeout=TIMEOUT_MS)
+    assert changed_lines(git(repo, "diff", "--cached", "--", "notes.txt")) == [
+        "+first",
+        "+second",
+    ]
+
+    file_row(panel, "unstaged", "notes.txt").hover()
+    file_row(panel, "unstaged", "notes.txt").locator("[data-action='discard']").click()
+    dialog = page.locator(".jp-Dialog")
+    expect(dialog).to_be_visible(timeout=TIMEOUT_MS)
+    expect(dialog).to_contain_text("cannot be undone")
+    dialog.locator(".jp-mod-warn").click()
+    expect(file_row(panel, "unstaged", "notes.txt")).to_have_count(0, timeout=TIMEOUT_MS)
+    assert (repo / "notes.txt").read_text() == "keep\nfirst\nsecond\n"
+
+
+def test_a_commit_made_elsewhere_refreshes_the_panel(page: Page, repo: Path) -> None:
+    # As from a terminal: git changes only files under .git, which the panel hears about as
+    # a "repository" watch event; no polling, no reload.
+    panel = open_repository(page, repo)
+    expect(file_row(panel, "unstaged", "app.py")).to_be_visible(timeout=TIMEOUT_MS)
+    git(repo, "commit", "-q", "-am", "Committed in a terminal")
+    expect(file_row(panel, "unstaged", "app.py")).to_have_count(0, timeout=TIMEOUT_MS)
+    git(repo, "switch", "-q", "-c", "elsewhere")
+    expect(panel.locator(".jp-TeraxGit-branchName")).to_have_text("elsewhere", timeout=TIMEOUT_MS)
+
+
+def test_push_sets_the_upstream_then_pull_and_push_follow_it(page: Page, repo: Path) -> None:
+    remote = repo.parent / f"{repo.name}-origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    git(repo, "remote", "add", "origin", str(remote))
+    panel = open_repository(page, repo)
+    upstream = panel.locator(".jp-TeraxGit-upstream[data-upstream]")
+    expect(upstream).to_have_text("No upstream · Push will publish to origin/main")
+    push = panel.locator(".jp-TeraxGit-remoteButton[data-operation='push']")
+    expect(push).to_have_attribute("title", re.compile("set it as upstream"))
+    push.click()
+    expect(upstream).to_have_text("origin/main · up to date", timeout=TIMEOUT_MS)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    assert git(remote, "rev-parse", "main").strip() == head
+
+    git(repo, "commit", "-q", "--allow-empty", "-m", "One more")
+    panel.locator(".jp-SidePanel-toolbar").get_by_title("Refresh").click()
+    expect(push.locator(".jp-TeraxGit-badge")).to_have_text("1", timeout=TIMEOUT_MS)
+    expect(upstream).to_have_text("origin/main · 1 ahead, 0 behind")
+    push.click()
+    expect(push.locator(".jp-TeraxGit-badge")).to_have_count(0, timeout=TIMEOUT_MS)
+    assert git(remote, "rev-parse", "main").strip() == git(repo, "rev-parse", "HEAD").strip()
+
+    # The branch switcher (Alt+Shift+B) creates a branch from a new name.
+    page.keyboard.press("Alt+Shift+B")
+    switcher = panel.locator(".jp-TeraxGit-switcher")
+    expect(switcher.locator("[data-branch='main'][data-current='true']")).to_be_visible(
+        timeout=TIMEOUT_MS
+    )
+    page.keyboard.type("topic")
+    expect(switcher.locator("[data-kind='create']")).to_have_text("Create branch “topic”")
+    page.keyboard.press("Enter")
+    expect(panel.locator(".jp-TeraxGit-branchName")).to_have_text("topic", timeout=TIMEOUT_MS)
+    assert git(repo, "branch", "--show-current").strip() == "topic"
+    expect(upstream).to_have_text("No upstream · Push will publish to origin/topic")
+
+
+def test_git_panels_in_the_dark_theme(
+    dark_page: Page, repo: Path, request: pytest.FixtureRequest
+) -> None:
+    page = dark_page
+    panel = open_repository(page, repo)
+    write(repo / "docs" / "guide.md", "# Guide\n")
+    expect(file_row(panel, "untracked", "docs/guide.md")).to_be_visible(timeout=TIMEOUT_MS)
+    diff = open_diff(panel, "unstaged", "app.py")
+    added = diff.locator(".jp-TeraxDiff-line[data-kind='add']")
+    added.nth(1).click()
+    expect(diff.locator(".jp-TeraxDiff-selectionBar")).to_be_visible()
+    page.screenshot(path=artifact_name(request, "-panel"))
+
+    page.evaluate("() => window.jupyterapp.commands.execute('terax:git-history').then(() => null)")
+    history = page.locator(f"#jp-main-dock-panel {HISTORY}")
+    expect(history.locator(".jp-TeraxHistory-row").first).to_be_visible(timeout=TIMEOUT_MS)
+    history.locator(".jp-TeraxHistory-row[data-parents='2']").click()
+    expect(history.locator(".jp-TeraxHistory-detail h3")).to_have_text(
+        "Merge branch 'feature'", timeout=TIMEOUT_MS
+    )
+    page.screenshot(path=artifact_name(request, "-history"))
