@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
+import time
+import urllib.request
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from playwright.sync_api import expect
+
+from tests.services.git.history_fixtures import fast_import, random_dag
 
 from .helpers import READY_TIMEOUT_MS, artifact_name, write
 
@@ -292,3 +297,210 @@ def test_git_panels_in_the_dark_theme(
         "Merge branch 'feature'", timeout=TIMEOUT_MS
     )
     page.screenshot(path=artifact_name(request, "-history"))
+
+
+# -- a long history ----------------------------------------------------------------------------
+
+LONG_HISTORY = 3000
+ROW_HEIGHT = 28
+MAX_ROWS = 200
+
+# What the browser has of the list: the scroll box and every row element with its graph.
+LIST_STATE = """list => {
+  const box = list.getBoundingClientRect();
+  const summary = list.closest('.jp-TeraxHistory').querySelector('.jp-TeraxHistory-summary');
+  return {
+    scrollTop: list.scrollTop,
+    height: list.clientHeight,
+    scrollHeight: list.scrollHeight,
+    summary: summary ? summary.textContent : '',
+    rows: [...list.querySelectorAll('.jp-TeraxHistory-row')].map(row => ({
+      index: Number(row.dataset.index),
+      oid: row.dataset.oid,
+      parents: Number(row.dataset.parents),
+      top: row.getBoundingClientRect().top - box.top + list.scrollTop,
+      paths: row.querySelectorAll('svg path').length,
+      merges: row.querySelectorAll("svg path[data-kind='merge']").length,
+    })),
+  };
+}"""
+
+
+def loaded_count(summary: str) -> int:
+    """The number in the History summary ("1,200+ commits", "3,000 commits")."""
+    digits = re.sub(r"\D", "", summary)
+    return int(digits) if digits else 0
+
+
+def check_window(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rendered rows are few, consecutive, each at its own index and cover the viewport."""
+    rows = sorted(state["rows"], key=lambda row: row["index"])
+    assert rows, "no row is rendered"
+    assert len(rows) < MAX_ROWS, f"{len(rows)} row elements: the list is not virtual"
+    indexes = [row["index"] for row in rows]
+    assert indexes == list(range(indexes[0], indexes[0] + len(rows))), indexes
+    for row in rows:
+        assert abs(row["top"] - row["index"] * ROW_HEIGHT) < 1, row
+    top, bottom = state["scrollTop"], state["scrollTop"] + state["height"]
+    assert indexes[0] * ROW_HEIGHT <= top
+    assert (indexes[-1] + 1) * ROW_HEIGHT >= min(bottom, state["scrollHeight"])
+    return rows
+
+
+@pytest.fixture
+def long_history(lab: LabServer) -> Path:
+    """A repository of 3000 generated commits, some hundreds of them merges (git fast-import)."""
+    root = lab.root / f"long-{uuid.uuid4().hex[:8]}"
+    dag = random_dag(LONG_HISTORY, seed=7, branches=8)
+    merged = {parent for _, parents in dag for parent in parents}
+    # Every tip gets a branch, so that --all lists every commit; main is the newest.
+    tips = [oid for oid, _ in dag if oid not in merged]
+    heads = {"main": tips[0], **{f"topic-{n}": tip for n, tip in enumerate(tips[1:])}}
+    fast_import(root, dag, heads)
+    # fast-import leaves the index and the work tree empty: check main out.
+    git(root, "read-tree", "-u", "--reset", "HEAD")
+    return root
+
+
+def test_history_scrolls_through_thousands_of_commits(
+    page: Page, long_history: Path, request: pytest.FixtureRequest
+) -> None:
+    repo = long_history
+    parents_of = {
+        line.split()[0]: line.split()[1:]
+        for line in git(repo, "log", "--all", "--format=%H %P").splitlines()
+    }
+    total = len(parents_of)
+    assert total == LONG_HISTORY
+    assert sum(len(parents) > 1 for parents in parents_of.values()) >= 300
+    (root_oid,) = git(repo, "rev-list", "--max-parents=0", "HEAD").split()
+
+    log_requests: list[str] = []
+    refused: list[int] = []
+    page.on("request", lambda r: log_requests.append(r.url) if "/git/log" in r.url else None)
+    page.on(
+        "response",
+        lambda r: refused.append(r.status) if "/git/log" in r.url and r.status >= 400 else None,
+    )
+    open_repository(page, repo)
+    started = time.monotonic()
+    page.keyboard.press("Alt+Shift+H")
+    history = page.locator(f"#jp-main-dock-panel {HISTORY}")
+    rows = history.locator(".jp-TeraxHistory-row")
+    expect(rows.first).to_be_visible(timeout=TIMEOUT_MS)
+    first_rows = time.monotonic() - started
+    expect(rows.first).to_have_attribute("data-index", "0")
+    listbox = history.locator(".jp-TeraxHistory-list")
+    summary = history.locator(".jp-TeraxHistory-summary")
+    expect(summary).to_have_text(re.compile(r"^[\d,]+\+ commits$"), timeout=TIMEOUT_MS)
+    state = listbox.evaluate(LIST_STATE)
+    check_window(state)
+    page_size = loaded_count(state["summary"])
+    assert 0 < page_size < total
+
+    # End goes to the last loaded commit; the list then asks for the next page with the
+    # cursor, and End again goes further, until the initial commit is there. On the way a
+    # branch appears, as from a terminal: the refs move, HEAD does not, the next cursor is
+    # stale (409), and the list lays itself out again as far as it was and goes on.
+    root_row = history.locator(f".jp-TeraxHistory-row[data-oid='{root_oid}']")
+    presses = 0
+    while root_row.count() == 0:
+        presses += 1
+        assert presses <= 2 * (total // page_size + 2), "End never reached the initial commit"
+        before = loaded_count(summary.text_content() or "")
+        if presses == 3:
+            git(repo, "branch", "made-elsewhere", root_oid)
+        listbox.focus()
+        page.keyboard.press("End")
+        page.wait_for_function(
+            """([list, before, root]) => {
+              if (list.querySelector(`[data-oid="${root}"]`)) return true;
+              const text = list.closest('.jp-TeraxHistory')
+                .querySelector('.jp-TeraxHistory-summary').textContent;
+              return Number(text.replace(/\\D/g, '')) > before;
+            }""",
+            arg=[listbox.element_handle(), before, root_oid],
+            timeout=TIMEOUT_MS,
+        )
+        check_window(listbox.evaluate(LIST_STATE))
+    expect(root_row).to_be_visible()
+    expect(root_row).to_have_attribute("data-parents", "0")
+    expect(root_row.locator(".jp-TeraxHistory-ref[title='made-elsewhere']")).to_have_count(1)
+    assert refused == [409]
+    expect(summary).to_have_text(f"{total:,} commits")
+    cursors = [url for url in log_requests if "cursor=" in url]
+    assert len(cursors) >= total // page_size - 1, log_requests
+
+    state = listbox.evaluate(LIST_STATE)
+    window = check_window(state)
+    assert window[-1]["index"] == total - 1
+    assert window[-1]["oid"] == root_oid
+    # Far down the graph still has its lanes, and every row has as many parents as in git.
+    for row in window:
+        assert row["paths"] > 0, row
+        assert row["parents"] == len(parents_of[row["oid"]]), row
+    merge = next((row for row in reversed(window) if row["parents"] > 1), None)
+    assert merge is not None, "no merge commit near the end of the history"
+    assert merge["merges"] > 0, merge
+    merge_row = history.locator(f".jp-TeraxHistory-row[data-oid='{merge['oid']}']")
+    merge_row.click()
+    expect(merge_row).to_have_attribute("aria-selected", "true")
+    parent_buttons = history.locator(".jp-TeraxHistory-detail .jp-TeraxHistory-parent")
+    expect(parent_buttons).to_have_count(len(parents_of[merge["oid"]]), timeout=TIMEOUT_MS)
+    assert [
+        parent_buttons.nth(n).get_attribute("title") for n in range(parent_buttons.count())
+    ] == parents_of[merge["oid"]]
+
+    # Back up through the middle by setting scrollTop: still a small, aligned window.
+    for fraction in (0.5, 0.2):
+        listbox.evaluate("(list, f) => { list.scrollTop = f * list.scrollHeight; }", fraction)
+        page.wait_for_function(
+            """([list, f]) => {
+              const want = Math.floor(f * list.scrollHeight / 28);
+              return list.querySelector(`.jp-TeraxHistory-row[data-index="${want}"]`);
+            }""",
+            arg=[listbox.element_handle(), fraction],
+            timeout=TIMEOUT_MS,
+        )
+        check_window(listbox.evaluate(LIST_STATE))
+    listbox.evaluate("list => { list.scrollTop = list.scrollHeight; }")
+    expect(root_row).to_be_visible(timeout=TIMEOUT_MS)
+    print(f"first rows after {first_rows:.2f}s; {presses} End presses; {len(log_requests)} pages")
+    page.screenshot(path=artifact_name(request, "-end"))
+
+
+def workspace(lab: LabServer) -> str:
+    url = f"{lab.url}lab/api/workspaces/default?token={lab.token}"
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return json.dumps(json.loads(response.read().decode("utf-8")))
+
+
+def test_history_tab_comes_back_after_a_reload(
+    page: Page, lab: LabServer, repo: Path, request: pytest.FixtureRequest
+) -> None:
+    open_repository(page, repo)
+    page.keyboard.press("Alt+Shift+H")
+    history = page.locator(f"#jp-main-dock-panel {HISTORY}")
+    expect(history.locator(".jp-TeraxHistory-row").first).to_be_visible(timeout=TIMEOUT_MS)
+
+    # Lab saves the layout a moment after it changes.
+    deadline = time.monotonic() + 10
+    while "terax-git-history:" not in workspace(lab):
+        assert time.monotonic() < deadline, "the History tab never reached the workspace"
+        time.sleep(0.2)
+
+    page.goto(f"{lab.url}lab?token={lab.token}")
+    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=READY_TIMEOUT_MS)
+    page.wait_for_function(
+        "() => window.jupyterapp && window.jupyterapp.commands.hasCommand('terax:git-history')",
+        timeout=READY_TIMEOUT_MS,
+    )
+    page.evaluate("() => window.jupyterapp.restored")
+    tab = page.locator("#jp-main-dock-panel .lm-TabBar-tab", has_text=f"History: {repo.name}")
+    expect(tab).to_have_count(1, timeout=TIMEOUT_MS)
+    expect(history).to_be_visible(timeout=TIMEOUT_MS)
+    first = history.locator(".jp-TeraxHistory-row").first
+    expect(first).to_have_attribute("data-index", "0", timeout=TIMEOUT_MS)
+    expect(first.locator(".jp-TeraxHistory-subject-text")).to_have_text("Merge branch 'feature'")
+    expect(history.locator(".jp-TeraxHistory-row[data-parents='2']")).to_have_count(1)
+    page.screenshot(path=artifact_name(request, "-restored"))

@@ -31,6 +31,8 @@ const METRICS: IGraphMetrics = {
   dotRadius: 4
 };
 const MAX_LANES = 20;
+/** Rows beyond the rendered ones whose lanes the graph's width includes. */
+const LANE_MARGIN = 32;
 const PALETTE_SIZE = 8;
 
 /**
@@ -307,15 +309,22 @@ function CommitList(
     ROW_HEIGHT,
     commits.length
   );
+  // The graph is as wide as the rows around the viewport need, with a margin
+  // so that it widens before a wider row scrolls in and does not change at
+  // every row: reserving the widest lane count of every loaded page would
+  // squeeze the subjects of a long history down to an ellipsis where only a
+  // few lanes run.
+  const laneFrom = Math.max(0, start - LANE_MARGIN);
+  const laneTo = end + LANE_MARGIN;
   const lanes = React.useMemo(
     () =>
       model.graphEnabled
         ? graphLanes(
-            commits.map(c => c.graph),
+            commits.slice(laneFrom, laneTo).map(c => c.graph),
             MAX_LANES
           )
         : 0,
-    [commits, model.graphEnabled]
+    [commits, laneFrom, laneTo, model.graphEnabled]
   );
   const now = useNow();
 

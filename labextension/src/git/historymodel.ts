@@ -8,7 +8,7 @@ import type { IDisposable } from '@lumino/disposable';
 import { type ISignal, Signal } from '@lumino/signaling';
 
 import * as api from '../api/git';
-import { errorMessage, isAbort } from '../api/request';
+import { errorMessage, isAbort, TeraxAPIError } from '../api/request';
 
 /**
  * The search fields of the history.
@@ -227,34 +227,46 @@ export class HistoryModel implements IDisposable {
     Signal.clearData(this);
   }
 
-  private async _load(first: boolean): Promise<void> {
+  /**
+   * Load the first page (`first`) or the next one. A first load goes on
+   * until `atLeast` commits are there, and the list changes in one step.
+   */
+  private async _load(first: boolean, atLeast = 0): Promise<void> {
     const abort = new AbortController();
     this._abort = abort;
     this._loading = true;
     this._error = null;
     this._changed.emit();
     const filters = this._filters;
+    const loaded = this._commits.length;
+    let refsMoved = false;
     try {
-      const page = await api.getLog(
-        this.root,
-        {
-          ref: filters.ref,
-          query: filters.query.trim(),
-          author: filters.author.trim(),
-          file: filters.file.trim(),
-          cursor: first ? null : this._cursor,
-          limit: this._pageSize
-        },
-        { signal: abort.signal, settings: this._settings }
-      );
-      if (abort.signal.aborted) {
-        return;
-      }
-      this._commits = first
-        ? page.commits
-        : [...this._commits, ...page.commits];
-      this._cursor = page.cursor;
-      this._graph = page.graph !== false;
+      let commits = first ? [] : this._commits;
+      let cursor = first ? null : this._cursor;
+      let graph = this._graph;
+      do {
+        const page = await api.getLog(
+          this.root,
+          {
+            ref: filters.ref,
+            query: filters.query.trim(),
+            author: filters.author.trim(),
+            file: filters.file.trim(),
+            cursor,
+            limit: this._pageSize
+          },
+          { signal: abort.signal, settings: this._settings }
+        );
+        if (abort.signal.aborted) {
+          return;
+        }
+        commits = commits.length ? [...commits, ...page.commits] : page.commits;
+        cursor = page.cursor;
+        graph = page.graph !== false;
+      } while (cursor !== null && commits.length < atLeast);
+      this._commits = commits;
+      this._cursor = cursor;
+      this._graph = graph;
       if (first) {
         const keep = this._commits.some(c => c.oid === this._selectedOid);
         if (!keep) {
@@ -265,15 +277,32 @@ export class HistoryModel implements IDisposable {
         }
       }
     } catch (error) {
-      if (!isAbort(error, abort.signal)) {
+      if (isAbort(error, abort.signal)) {
+        // A newer load took over.
+      } else if (
+        !first &&
+        error instanceof TeraxAPIError &&
+        error.reason === 'history_changed'
+      ) {
+        // The refs moved since the first page (a fetch, a branch made in a
+        // terminal; HEAD did not move, or the list would have reloaded):
+        // the cursor is stale. Lay the list out again as far as it was,
+        // plus the page that was asked for, so that scrolling goes on.
+        refsMoved = true;
+      } else {
         this._error = errorMessage(error);
       }
     } finally {
       if (this._abort === abort) {
         this._loading = false;
         this._abort = null;
-        this._changed.emit();
+        if (!refsMoved) {
+          this._changed.emit();
+        }
       }
+    }
+    if (refsMoved && this._abort === null && !this._disposed) {
+      await this._load(true, loaded + 1);
     }
   }
 

@@ -145,16 +145,18 @@ async def test_a_fake_claude_in_a_real_session(
 
 
 async def test_output_and_a_notification_in_one_read(
-    make_manager: Callable[..., PtyManager],
+    make_manager: Callable[..., PtyManager], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A plain shell prints nothing of its own; the marks come from printf, in a single write.
     bash = shutil.which("bash")
     assert bash
+    # Its prompt is bash's default: an activated virtual environment exports its own PS1.
+    monkeypatch.delenv("PS1", raising=False)
     manager = make_manager(shell_command=[bash, "--norc", "--noprofile", "-i"])
     session = await manager.create()
     client = Recorder()
     session.attach(client)
-    await wait_for(lambda: b"bash-" in session.scrollback.read()[0], 30, "prompt")
+    await wait_for(lambda: b"bash-" in session.scrollback.read()[0], 10, "prompt")
     session.write(
         b"printf '\\033]133;C;nonce=%s;cmdline_url=claude\\007thinking\\n"
         b"\\033]777;notify;Claude;needs input\\007' " + session.nonce.encode() + b"\r"
