@@ -218,7 +218,7 @@ def mixed_file(size: int) -> Path:
 class Server:
     """``jupyter server`` with Terax and jupyter_server_terminals, in a subprocess."""
 
-    def __init__(self, state: Path) -> None:
+    def __init__(self, state: Path, extra: list[str] | None = None) -> None:
         self.token = secrets.token_hex(16)
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
@@ -256,6 +256,7 @@ class Server:
                 "--PtyManager.login_shell=never",
                 f"--ServerApp.terminado_settings={{'shell_command': ['{BASH}', '--rcfile', "
                 f"'{rcfile}']}}",
+                *(extra or []),
             ],
             cwd=root,
             env=environment,
@@ -977,7 +978,7 @@ async def run(options: argparse.Namespace, report: Report, state: Path) -> None:
     sections = set(options.only.split(","))
     flood_bytes = 15_000_000 if options.quick else 60_000_000
     mixed_bytes = 100 * MB
-    server = Server(state)
+    server = Server(state, options.server_arg)
     env = {**os.environ, "HOME": str(state / "home"), "TERM": "xterm-256color"}
     try:
         if "throughput" in sections:
@@ -1009,6 +1010,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5, help="runs per throughput path (median)")
     parser.add_argument("--keys", type=int, default=400, help="keystrokes per path")
     parser.add_argument("--only", default="throughput,echo,interrupt,paused")
+    parser.add_argument(
+        "--server-arg",
+        action="append",
+        default=[],
+        help="an extra server option, e.g. --server-arg=--PtyManager.high_water=1048576",
+    )
     options = parser.parse_args()
     print(f"Machine: {machine()}")
     state = Path(tempfile.mkdtemp(prefix="pty-bench-"))
