@@ -29,6 +29,8 @@ from terax_jupyter.services.git.manager import GitManager
 from terax_jupyter.services.meta import handlers as meta_handlers
 from terax_jupyter.services.pty import handlers as pty_handlers
 from terax_jupyter.services.pty.manager import PtyManager
+from terax_jupyter.services.secrets import handlers as secrets_handlers
+from terax_jupyter.services.secrets.manager import SecretsManager
 from terax_jupyter.services.workspace import handlers as workspace_handlers
 
 HANDLER_MODULES = (
@@ -37,6 +39,7 @@ HANDLER_MODULES = (
     git_handlers,
     git_history_handlers,
     workspace_handlers,
+    secrets_handlers,
     meta_handlers,
 )
 
@@ -75,8 +78,16 @@ class TeraxApp(ExtensionApp):
         Unicode(),
         help="More absolute folders Terax tools may read (inside a root) but never write.",
     ).tag(config=True)
+    local_model_hosts = List(
+        Unicode(),
+        help="Hosts of local model servers that may be reached on loopback or private addresses,"
+        " as host, host:port or scheme://host:port (e.g. 127.0.0.1:11434, localhost:1234).",
+    ).tag(config=True)
     data_dir = Unicode(
-        help="Where Terax keeps its state (audit, user roots); default <jupyter data dir>/terax."
+        help=(
+            "Where Terax keeps its state (audit, user roots, keys when there is no OS "
+            "keychain); default <jupyter data dir>/terax."
+        )
     ).tag(config=True)
 
     def initialize_settings(self) -> None:
@@ -92,6 +103,7 @@ class TeraxApp(ExtensionApp):
             # The server's own secrets: the token and cookie secret, kernel keys.
             extra_deny_prefixes=[*self.extra_deny_prefixes, jupyter_runtime_dir()],
             extra_write_deny_prefixes=self.extra_write_deny_prefixes,
+            extra_local_hosts=self.local_model_hosts,
         )
         search = FileSearch(security, parent=self)
         watch = WatchService(security, parent=self)
@@ -107,6 +119,7 @@ class TeraxApp(ExtensionApp):
             watch=watch,
             pty=PtyManager(security, state_dir, parent=self),
             git=GitManager(security, parent=self),
+            secrets=SecretsManager(security, state_dir, parent=self),
         )
         self.settings[SETTINGS_KEY] = self.context
 

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from terax_jupyter.services.fs.watch import WatchService
     from terax_jupyter.services.git.manager import GitManager
     from terax_jupyter.services.pty.manager import PtyManager
+    from terax_jupyter.services.secrets.manager import SecretsManager
 
 
 @dataclass
@@ -24,6 +25,7 @@ class TeraxContext:
     watch: WatchService
     pty: PtyManager
     git: GitManager
+    secrets: SecretsManager
 
     def on_roots_changed(self) -> None:
         self.search.invalidate()

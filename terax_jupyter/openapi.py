@@ -11,6 +11,7 @@ from terax_jupyter.services.git import history_openapi as git_history_openapi
 from terax_jupyter.services.git import openapi as git_openapi
 from terax_jupyter.services.meta import openapi as meta_openapi
 from terax_jupyter.services.pty import openapi as pty_openapi
+from terax_jupyter.services.secrets import openapi as secrets_openapi
 from terax_jupyter.services.workspace import openapi as workspace_openapi
 
 FRAGMENTS = (
@@ -19,6 +20,7 @@ FRAGMENTS = (
     git_openapi,
     git_history_openapi,
     workspace_openapi,
+    secrets_openapi,
     meta_openapi,
 )
 

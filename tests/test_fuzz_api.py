@@ -121,6 +121,8 @@ def live_server(
         "--allow-root",
         # Fuzzed paths must stay inside the sample workspace: no adding real folders as roots.
         "--TeraxApp.allow_user_roots=False",
+        # Fuzzed keys go to a file in the temporary data dir, never a developer's keychain.
+        "--SecretsManager.backend=file",
     ]
     log = home / "server.log"
     with log.open("wb") as output:

@@ -167,7 +167,7 @@ def unauthenticated_request(method: str) -> dict[str, Any]:
 
 
 # A value for each named group of a route, so that every route can be requested.
-ROUTE_SAMPLES = {"session_id": "0123456789ab", "block_id": "1"}
+ROUTE_SAMPLES = {"session_id": "0123456789ab", "block_id": "1", "name": "OPENAI_API_KEY"}
 
 
 def concrete_url(pattern: str) -> str:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from terax_jupyter.security.audit import AuditLog
 from terax_jupyter.security.commands import check_command
 from terax_jupyter.security.denylist import DenyList
+from terax_jupyter.security.network import OutboundPolicy
 from terax_jupyter.security.paths import Access, CheckedPath, PathGuard
 from terax_jupyter.security.redact import Redactor
 from terax_jupyter.security.workspace import WorkspaceRoot, WorkspaceRoots
@@ -21,6 +22,7 @@ __all__ = [
     "AuditLog",
     "CheckedPath",
     "DenyList",
+    "OutboundPolicy",
     "PathGuard",
     "Redactor",
     "SecurityLayer",
@@ -39,6 +41,7 @@ class SecurityLayer:
     deny: DenyList
     redactor: Redactor
     audit: AuditLog
+    network: OutboundPolicy
 
     @classmethod
     def build(
@@ -52,6 +55,7 @@ class SecurityLayer:
         extra_deny_patterns: Iterable[str] = (),
         extra_deny_prefixes: Iterable[str] = (),
         extra_write_deny_prefixes: Iterable[str] = (),
+        extra_local_hosts: Iterable[str] = (),
     ) -> SecurityLayer:
         """The layer for one server. ``state_dir`` holds the audit log and the user roots,
         and is itself protected: no Terax tool reads or writes it."""
@@ -76,4 +80,5 @@ class SecurityLayer:
             deny=deny,
             redactor=redactor,
             audit=audit,
+            network=OutboundPolicy.build(extra_local_hosts),
         )

@@ -1,0 +1,1 @@
+"""Keys: provider API keys kept on the server (keychain or a 0600 file), never sent out."""

@@ -1,0 +1,201 @@
+"""Where user-set keys live: the OS keychain through keyring, or a private 0600 JSON file."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from terax_jupyter.exceptions import Unavailable
+from terax_jupyter.security.storage import read_private_file, write_private_file
+
+if TYPE_CHECKING:
+    from keyring.backend import KeyringBackend
+
+# Backends that store nothing, fail everything, or keep secrets in plain text. keyring picks
+# one of them when the OS has no keychain (a container, a server without a desktop session).
+REFUSED_BACKEND_MODULES = (
+    "keyring.backends.fail",
+    "keyring.backends.null",
+    "keyring.backends.chainer",
+    "keyrings.alt",
+)
+
+FILE_FORMAT = 1
+
+
+class SecretStore:
+    """A place user keys are kept. Values go in and out only through ``get`` and ``set``."""
+
+    kind: ClassVar[str] = "store"
+
+    def names(self) -> list[str]:
+        raise NotImplementedError
+
+    def get(self, name: str) -> str | None:
+        raise NotImplementedError
+
+    def set(self, name: str, value: str) -> None:
+        raise NotImplementedError
+
+    def delete(self, name: str) -> bool:
+        """Remove ``name``; whether it was there."""
+        raise NotImplementedError
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind}
+
+
+class FileStore(SecretStore):
+    """``{"version": 1, "keys": {name: value}}`` in a 0600 file, replaced atomically on change.
+
+    The file is read on every call, so a ``chmod`` or a hand edit is seen at once, and a file
+    that group or others may read is refused (see ``read_private_file``), not repaired.
+    """
+
+    kind = "file"
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+
+    def names(self) -> list[str]:
+        return sorted(self._read())
+
+    def get(self, name: str) -> str | None:
+        return self._read().get(name)
+
+    def set(self, name: str, value: str) -> None:
+        with self._lock:
+            keys = self._read()
+            keys[name] = value
+            self._write(keys)
+
+    def delete(self, name: str) -> bool:
+        with self._lock:
+            keys = self._read()
+            if keys.pop(name, None) is None:
+                return False
+            self._write(keys)
+            return True
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "path": self.path}
+
+    def _read(self) -> dict[str, str]:
+        text = read_private_file(self.path)
+        if text is None:
+            return {}
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        keys = data.get("keys") if isinstance(data, dict) else None
+        if not isinstance(keys, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in keys.items()
+        ):
+            # Never overwritten: the keys in it would be lost.
+            raise Unavailable(
+                f"{self.path} is not a Terax key file; move it away to start a new one.",
+                reason="secrets_store_corrupt",
+            )
+        return dict(keys)
+
+    def _write(self, keys: dict[str, str]) -> None:
+        write_private_file(
+            self.path, json.dumps({"version": FILE_FORMAT, "keys": keys}, indent=2, sort_keys=True)
+        )
+
+
+class KeyringStore(SecretStore):
+    """Keys in the OS keychain (macOS Keychain, Windows Credential Locker, Secret Service).
+
+    A keychain cannot list its entries, so the names (never the values) are kept in one
+    more entry, ``<service>-index``.
+    """
+
+    kind = "keyring"
+
+    def __init__(self, backend: KeyringBackend, service: str) -> None:
+        self.backend = backend
+        self.service = service
+        self._index_service = f"{service}-index"
+        self._lock = threading.Lock()
+
+    def names(self) -> list[str]:
+        # An entry removed with the OS's own tools is gone from the listing too.
+        return [name for name in self._index() if self.get(name) is not None]
+
+    def get(self, name: str) -> str | None:
+        value = self.backend.get_password(self.service, name)
+        return value if isinstance(value, str) else None
+
+    def set(self, name: str, value: str) -> None:
+        with self._lock:
+            self.backend.set_password(self.service, name, value)
+            names = self._index()
+            if name not in names:
+                self._save_index([*names, name])
+
+    def delete(self, name: str) -> bool:
+        from keyring.errors import PasswordDeleteError
+
+        with self._lock:
+            existed = self.get(name) is not None
+            if existed:
+                try:
+                    self.backend.delete_password(self.service, name)
+                except PasswordDeleteError:
+                    existed = False
+            names = self._index()
+            if name in names:
+                self._save_index([n for n in names if n != name])
+            return existed
+
+    def describe(self) -> dict[str, Any]:
+        backend = type(self.backend)
+        return {"kind": self.kind, "backend": f"{backend.__module__}.{backend.__qualname__}"}
+
+    def _index(self) -> list[str]:
+        raw = self.backend.get_password(self._index_service, "names")
+        try:
+            names = json.loads(raw) if raw else []
+        except ValueError:
+            names = []
+        return sorted({n for n in names if isinstance(n, str)}) if isinstance(names, list) else []
+
+    def _save_index(self, names: list[str]) -> None:
+        self.backend.set_password(self._index_service, "names", json.dumps(sorted(set(names))))
+
+
+def real_keyring() -> KeyringBackend | None:
+    """The OS keychain backend keyring would use, or None when there is no real one.
+
+    keyring falls back to backends that fail every call, store nothing, or (keyrings.alt)
+    keep plain text; none of those may hold a key. Of a chain, the best real member is used
+    directly: the chain would fall back to a plain-text member when the real one fails.
+    """
+    try:
+        import keyring
+        from keyring.backends.chainer import ChainerBackend
+
+        chosen = keyring.get_keyring()
+        candidates = chosen.backends if isinstance(chosen, ChainerBackend) else [chosen]
+    except Exception:  # a broken keyring install means: no keychain
+        return None
+    real = [backend for backend in candidates if is_real_backend(backend)]
+    return max(real, key=_priority) if real else None
+
+
+def is_real_backend(backend: object) -> bool:
+    module = type(backend).__module__
+    if any(module == name or module.startswith(name + ".") for name in REFUSED_BACKEND_MODULES):
+        return False
+    return _priority(backend) > 0
+
+
+def _priority(backend: object) -> float:
+    try:
+        return float(type(backend).priority)  # type: ignore[attr-defined]
+    except Exception:  # a backend that cannot say is not viable
+        return 0.0
