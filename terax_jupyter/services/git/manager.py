@@ -71,6 +71,7 @@ class GitManager(LoggingConfigurable):
 
     async def close(self) -> None:
         await self.history.close()
+        await self.runner.close()
 
     async def resolve(self, path: str) -> Repo:
         return await resolve(self.security, self.runner, path)

@@ -98,6 +98,7 @@ class GitRunner:
         self.redactor = redactor
         self._extra_env = dict(env or {})
         self._locks: dict[str, asyncio.Lock] = {}
+        self._running: set[asyncio.subprocess.Process] = set()
 
     @contextlib.asynccontextmanager
     async def lock(self, root: str) -> AsyncIterator[None]:
@@ -145,10 +146,12 @@ class GitRunner:
             raise Unavailable(
                 "git is not installed or not on PATH.", reason="git_missing"
             ) from error
+        self._running.add(process)
         try:
             stdout, stderr = await asyncio.wait_for(
                 _collect(process, input, cap, command), timeout=limit
             )
+            code = await process.wait()
         except asyncio.TimeoutError:
             await _kill(process)
             raise Timeout(
@@ -157,11 +160,16 @@ class GitRunner:
         except BaseException:
             await _kill(process)
             raise
-        code = await process.wait()
+        finally:
+            self._running.discard(process)
         text = self._redact(stderr.decode("utf-8", "replace"))
         if check and code != 0:
             raise GitFailed(failure_message(command, text), code=code, stderr=text, command=command)
         return GitResult(code, stdout, text)
+
+    async def close(self) -> None:
+        """End every git still running (and what it started: hooks, ssh), as the server stops."""
+        await asyncio.gather(*(_kill(process) for process in list(self._running)))
 
     def _environment(self, extra: Mapping[str, str] | None) -> dict[str, str]:
         env = dict(os.environ)

@@ -6,6 +6,7 @@ import asyncio
 import stat
 from typing import TYPE_CHECKING
 
+import psutil
 import pytest
 
 from terax_jupyter.exceptions import (
@@ -165,3 +166,24 @@ async def test_runner_times_out_and_never_prompts(project: Path) -> None:
     assert asyncio.get_running_loop().time() - started < 5
     result = await runner.run(str(project), "var", "GIT_EDITOR")
     assert result.text.strip() == "true"
+
+
+async def test_closing_the_runner_ends_git_and_its_hooks(project: Path) -> None:
+    # The server stops while a commit's hook still runs: neither git nor the hook outlives it.
+    runner = GitRunner(timeout=60)
+    hook = project / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho $$ > hook.pid\nexec sleep 30\n")
+    hook.chmod(0o755)
+    write(project, "notes.txt", "x\n")
+    git(project, "add", "notes.txt")
+    commit = asyncio.ensure_future(runner.run(str(project), "commit", "-m", "slow"))
+    pid_file = project / "hook.pid"
+    for _ in range(200):
+        if pid_file.exists() and pid_file.read_text().strip():
+            break
+        await asyncio.sleep(0.025)
+    hook_pid = int(pid_file.read_text())
+    await runner.close()
+    with pytest.raises(GitFailed):
+        await commit
+    assert not psutil.pid_exists(hook_pid) or psutil.Process(hook_pid).status() == "zombie"
