@@ -25,6 +25,7 @@ The mixed file is generated once under ``benchmarks/.data/`` (ignored by git) an
 
 from __future__ import annotations
 
+import abc
 import argparse
 import asyncio
 import fcntl
@@ -318,7 +319,7 @@ class Server:
 # -- clients -----------------------------------------------------------------------------------
 
 
-class Client:
+class Client(abc.ABC):
     """One terminal over its WebSocket: send keystrokes, read output bytes."""
 
     name = ""
@@ -328,8 +329,10 @@ class Client:
         self.connection: WebSocketClientConnection | None = None
         self._leftover = b""
 
+    @abc.abstractmethod
     async def open(self) -> None: ...
 
+    @abc.abstractmethod
     async def send(self, data: bytes) -> None: ...
 
     async def read(self) -> bytes | None:
@@ -339,9 +342,10 @@ class Client:
             return data
         return await self._receive()
 
-    async def _receive(self) -> bytes | None:
-        raise NotImplementedError
+    @abc.abstractmethod
+    async def _receive(self) -> bytes | None: ...
 
+    @abc.abstractmethod
     def close(self) -> None: ...
 
     async def read_until(

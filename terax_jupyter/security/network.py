@@ -30,6 +30,7 @@ because httpx keeps custom key headers (``x-api-key``, ``api-key``) across origi
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import contextvars
 import dataclasses
@@ -230,11 +231,11 @@ def check_url(url: str | httpx.URL) -> httpx.URL:
 # --- resolvers -------------------------------------------------------------------------------
 
 
-class Resolver:
+class Resolver(abc.ABC):
     """Turns a host name into the addresses to vet. One call per request, never more."""
 
-    async def resolve(self, host: str, port: int) -> Sequence[str]:
-        raise NotImplementedError
+    @abc.abstractmethod
+    async def resolve(self, host: str, port: int) -> Sequence[str]: ...
 
 
 class SystemResolver(Resolver):

@@ -8,8 +8,8 @@ from terax_jupyter.apispec import errors, json_response, query, ref
 from terax_jupyter.services.git import openapi as git_openapi
 from terax_jupyter.services.git.log import DEFAULT_LIMIT, MAX_FILTER, MAX_LIMIT
 
-_STRING = {"type": "string"}
-_NULLABLE_STRING = {"type": "string", "nullable": True}
+_STRING = git_openapi.STRING
+_NULLABLE_STRING = git_openapi.NULLABLE_STRING
 _INTEGER = {"type": "integer"}
 _OID = {"type": "string", "pattern": "^[0-9a-f]{40,64}$"}
 _PATH = query(
@@ -102,15 +102,7 @@ SCHEMAS: dict[str, Any] = {
             "old_path": _NULLABLE_STRING,
             "status": {
                 "type": "string",
-                "enum": [
-                    "added",
-                    "modified",
-                    "deleted",
-                    "renamed",
-                    "copied",
-                    "typechange",
-                    "unmerged",
-                ],
+                "enum": git_openapi.CHANGE_STATUSES,
             },
             "additions": _INTEGER,
             "deletions": _INTEGER,

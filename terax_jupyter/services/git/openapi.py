@@ -6,8 +6,10 @@ from typing import Any
 
 from terax_jupyter.apispec import errors, json_body, json_response, query, ref
 
-_STRING = {"type": "string"}
-_NULLABLE_STRING = {"type": "string", "nullable": True}
+STRING = {"type": "string"}
+NULLABLE_STRING = {"type": "string", "nullable": True}
+# How a file changed, in a status entry, a diff or a commit.
+CHANGE_STATUSES = ["added", "modified", "deleted", "renamed", "copied", "typechange", "unmerged"]
 _PATH = query(
     "path",
     {"type": "string"},
@@ -48,20 +50,11 @@ SCHEMAS: dict[str, Any] = {
     "GitEntry": {
         "type": "object",
         "properties": {
-            "path": _STRING,
-            "old_path": _NULLABLE_STRING,
+            "path": STRING,
+            "old_path": NULLABLE_STRING,
             "status": {
                 "type": "string",
-                "enum": [
-                    "added",
-                    "modified",
-                    "deleted",
-                    "renamed",
-                    "copied",
-                    "typechange",
-                    "unmerged",
-                    "untracked",
-                ],
+                "enum": [*CHANGE_STATUSES, "untracked"],
             },
             "submodule": _BOOLEAN,
             "denied": {"type": "boolean", "description": "Protected: listed, never shown."},
@@ -70,15 +63,15 @@ SCHEMAS: dict[str, Any] = {
     "GitStatus": {
         "type": "object",
         "properties": {
-            "root": _STRING,
+            "root": STRING,
             "branch": {
                 "type": "object",
                 "properties": {
-                    "head": _NULLABLE_STRING,
-                    "oid": _NULLABLE_STRING,
+                    "head": NULLABLE_STRING,
+                    "oid": NULLABLE_STRING,
                     "detached": _BOOLEAN,
                     "unborn": _BOOLEAN,
-                    "upstream": _NULLABLE_STRING,
+                    "upstream": NULLABLE_STRING,
                     "ahead": {"type": "integer"},
                     "behind": {"type": "integer"},
                 },
@@ -93,13 +86,13 @@ SCHEMAS: dict[str, Any] = {
     "GitRepository": {
         "type": "object",
         "properties": {
-            "root": _STRING,
-            "relative_root": _STRING,
+            "root": STRING,
+            "relative_root": STRING,
             "head": {
                 "type": "object",
                 "properties": {
-                    "branch": _NULLABLE_STRING,
-                    "oid": _NULLABLE_STRING,
+                    "branch": NULLABLE_STRING,
+                    "oid": NULLABLE_STRING,
                     "detached": _BOOLEAN,
                     "unborn": _BOOLEAN,
                 },
@@ -108,7 +101,7 @@ SCHEMAS: dict[str, Any] = {
                 "type": "array",
                 "items": {
                     "type": "object",
-                    "properties": {"name": _STRING, "url": _STRING, "web_url": _NULLABLE_STRING},
+                    "properties": {"name": STRING, "url": STRING, "web_url": NULLABLE_STRING},
                 },
             },
         },
@@ -116,21 +109,21 @@ SCHEMAS: dict[str, Any] = {
     "GitFileDiff": {
         "type": "object",
         "properties": {
-            "file": _STRING,
-            "old_file": _NULLABLE_STRING,
+            "file": STRING,
+            "old_file": NULLABLE_STRING,
             "source": {"type": "string", "enum": ["worktree", "index", "commit"]},
-            "status": _STRING,
+            "status": STRING,
             "binary": _BOOLEAN,
             "too_large": _BOOLEAN,
             "size": {"type": "integer"},
-            "fingerprint": _STRING,
+            "fingerprint": STRING,
             "hunks": {
                 "type": "array",
                 "items": {
                     "type": "object",
                     "properties": {
                         "index": {"type": "integer"},
-                        "header": _STRING,
+                        "header": STRING,
                         "old_start": {"type": "integer"},
                         "old_lines": {"type": "integer"},
                         "new_start": {"type": "integer"},
@@ -146,7 +139,7 @@ SCHEMAS: dict[str, Any] = {
                                     },
                                     "old": {"type": "integer", "nullable": True},
                                     "new": {"type": "integer", "nullable": True},
-                                    "text": _STRING,
+                                    "text": STRING,
                                     "no_newline": _BOOLEAN,
                                 },
                             },
@@ -162,9 +155,9 @@ SCHEMAS: dict[str, Any] = {
         "('file', 'fingerprint', 'selection'; 'context' as the diff was read).",
         "properties": {
             "path": _PATH_PROPERTY,
-            "files": {"type": "array", "items": _STRING, "minItems": 1},
-            "file": _STRING,
-            "fingerprint": _STRING,
+            "files": {"type": "array", "items": STRING, "minItems": 1},
+            "file": STRING,
+            "fingerprint": STRING,
             "selection": _SELECTION,
             "context": {"type": "integer", "minimum": 0, "maximum": 1000, "default": 3},
             "confirm": {"type": "string", "description": "Discard only: the token a 409 gave."},
@@ -175,7 +168,7 @@ SCHEMAS: dict[str, Any] = {
         "required": ["message"],
         "properties": {
             "path": _PATH_PROPERTY,
-            "message": _STRING,
+            "message": STRING,
             "amend": _BOOLEAN,
             "signoff": _BOOLEAN,
         },
@@ -183,36 +176,36 @@ SCHEMAS: dict[str, Any] = {
     "GitCommitResult": {
         "type": "object",
         "properties": {
-            "oid": _STRING,
-            "summary": _STRING,
+            "oid": STRING,
+            "summary": STRING,
             "output": {"type": "string", "description": "What the hooks printed."},
             "status": ref("GitStatus"),
         },
     },
     "GitRemoteRequest": {
         "type": "object",
-        "properties": {"path": _PATH_PROPERTY, "remote": _STRING, "branch": _STRING},
+        "properties": {"path": _PATH_PROPERTY, "remote": STRING, "branch": STRING},
     },
     "GitRemoteResult": {
         "type": "object",
-        "properties": {"output": _STRING, "status": ref("GitStatus")},
+        "properties": {"output": STRING, "status": ref("GitStatus")},
     },
     "GitBranches": {
         "type": "object",
         "properties": {
-            "current": _NULLABLE_STRING,
+            "current": NULLABLE_STRING,
             "detached": _BOOLEAN,
             "local": {
                 "type": "array",
                 "items": {
                     "type": "object",
                     "properties": {
-                        "name": _STRING,
-                        "oid": _STRING,
-                        "upstream": _NULLABLE_STRING,
+                        "name": STRING,
+                        "oid": STRING,
+                        "upstream": NULLABLE_STRING,
                         "ahead": {"type": "integer"},
                         "behind": {"type": "integer"},
-                        "subject": _STRING,
+                        "subject": STRING,
                     },
                 },
             },
@@ -220,7 +213,7 @@ SCHEMAS: dict[str, Any] = {
                 "type": "array",
                 "items": {
                     "type": "object",
-                    "properties": {"name": _STRING, "remote": _STRING, "oid": _STRING},
+                    "properties": {"name": STRING, "remote": STRING, "oid": STRING},
                 },
             },
         },
@@ -230,8 +223,8 @@ SCHEMAS: dict[str, Any] = {
         "required": ["name"],
         "properties": {
             "path": _PATH_PROPERTY,
-            "name": _STRING,
-            "start_point": _STRING,
+            "name": STRING,
+            "start_point": STRING,
             "checkout": _BOOLEAN,
         },
     },

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 import json
 import threading
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -24,23 +25,24 @@ REFUSED_BACKEND_MODULES = (
 FILE_FORMAT = 1
 
 
-class SecretStore:
+class SecretStore(abc.ABC):
     """A place user keys are kept. Values go in and out only through ``get`` and ``set``."""
 
     kind: ClassVar[str] = "store"
 
-    def names(self) -> list[str]:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def names(self) -> list[str]: ...
 
-    def get(self, name: str) -> str | None:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def get(self, name: str) -> str | None: ...
 
-    def set(self, name: str, value: str) -> None:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def set(self, name: str, value: str) -> None: ...
 
+    @abc.abstractmethod
     def delete(self, name: str) -> bool:
         """Remove ``name``; whether it was there."""
-        raise NotImplementedError
+        ...
 
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind}
