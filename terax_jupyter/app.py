@@ -18,6 +18,9 @@ from terax_jupyter._version import __version__
 from terax_jupyter.base import SETTINGS_KEY
 from terax_jupyter.context import TeraxContext
 from terax_jupyter.security import SecurityLayer
+from terax_jupyter.services.ai import handlers as ai_handlers
+from terax_jupyter.services.ai import settings_handlers as ai_settings_handlers
+from terax_jupyter.services.ai.manager import AiManager
 from terax_jupyter.services.fs import handlers as fs_handlers
 from terax_jupyter.services.fs.grep import GrepSearch
 from terax_jupyter.services.fs.manager import FileManager
@@ -40,6 +43,8 @@ HANDLER_MODULES = (
     git_history_handlers,
     workspace_handlers,
     secrets_handlers,
+    ai_handlers,
+    ai_settings_handlers,
     meta_handlers,
 )
 
@@ -111,15 +116,21 @@ class TeraxApp(ExtensionApp):
         # Changes made through Terax, and changes a watch sees, make the file index stale.
         for source in (watch, files):
             source.listeners.append(lambda kind, path: search.invalidate(os.path.dirname(path)))
+        grep = GrepSearch(security, parent=self)
+        pty = PtyManager(security, state_dir, parent=self)
+        secrets = SecretsManager(security, state_dir, parent=self)
+        ai = AiManager(security, state_dir, files=files, search=search, grep=grep, pty=pty,
+                       secrets=secrets, parent=self)  # fmt: skip
         self.context = TeraxContext(
             security=security,
             files=files,
             search=search,
-            grep=GrepSearch(security, parent=self),
+            grep=grep,
             watch=watch,
-            pty=PtyManager(security, state_dir, parent=self),
+            pty=pty,
             git=GitManager(security, parent=self),
-            secrets=SecretsManager(security, state_dir, parent=self),
+            secrets=secrets,
+            ai=ai,
         )
         self.settings[SETTINGS_KEY] = self.context
 

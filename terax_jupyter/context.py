@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from terax_jupyter.security import SecurityLayer
+    from terax_jupyter.services.ai.manager import AiManager
     from terax_jupyter.services.fs.grep import GrepSearch
     from terax_jupyter.services.fs.manager import FileManager
     from terax_jupyter.services.fs.search import FileSearch
@@ -26,11 +27,13 @@ class TeraxContext:
     pty: PtyManager
     git: GitManager
     secrets: SecretsManager
+    ai: AiManager
 
     def on_roots_changed(self) -> None:
         self.search.invalidate()
 
     async def close(self) -> None:
+        await self.ai.close()
         await self.pty.close_all()
         await self.git.close()
         self.watch.stop()

@@ -23,7 +23,14 @@ its method resolution order and writes ``{"message", "reason"}``.
     ├── TooLarge                    413  over a size cap; the message names the cap
     ├── Unsupported                 415  binary where text is needed, unknown encoding
     ├── Timeout                     504  an operation ran past its time limit
-    └── Unavailable                 503  a required tool or service is missing
+    ├── Unavailable                 503  a required tool or service is missing
+    └── ProviderError               502  a model provider failed; the message says what to do
+        ├── ProviderAuthFailed      502  the provider refused the key (401/403)
+        ├── RateLimited             502  429 after the bounded retries; carries retry_after
+        ├── ModelNotFound           502  the provider does not know the model
+        ├── ProviderUnreachable     502  nothing answers at the provider's address
+        ├── ProviderTimeout         504  the provider did not answer in time
+        └── StreamCut               502  the answer stopped before its end
 """
 
 from __future__ import annotations
@@ -123,6 +130,55 @@ class Unavailable(TeraxError):
     reason = "unavailable"
 
 
+class ProviderError(TeraxError):
+    """A model provider failed. ``provider`` is the provider's id (``"openai"``, ``"ollama"``)."""
+
+    reason = "provider_error"
+
+    def __init__(
+        self, message: str, *, reason: str | None = None, provider: str | None = None
+    ) -> None:
+        super().__init__(message, reason=reason)
+        self.provider = provider
+
+
+class ProviderAuthFailed(ProviderError):
+    reason = "bad_key"
+
+
+class RateLimited(ProviderError):
+    """The provider kept answering 429; ``retry_after`` is its last hint in seconds, if any."""
+
+    reason = "rate_limited"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str | None = None,
+        provider: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message, reason=reason, provider=provider)
+        self.retry_after = retry_after
+
+
+class ModelNotFound(ProviderError):
+    reason = "model_not_found"
+
+
+class ProviderUnreachable(ProviderError):
+    reason = "provider_unreachable"
+
+
+class ProviderTimeout(ProviderError):
+    reason = "provider_timeout"
+
+
+class StreamCut(ProviderError):
+    reason = "stream_cut"
+
+
 HTTP_STATUS: dict[type[TeraxError], int] = {
     TeraxError: 500,
     InvalidRequest: 400,
@@ -144,6 +200,13 @@ HTTP_STATUS: dict[type[TeraxError], int] = {
     Unsupported: 415,
     Timeout: 504,
     Unavailable: 503,
+    ProviderError: 502,
+    ProviderAuthFailed: 502,
+    RateLimited: 502,
+    ModelNotFound: 502,
+    ProviderUnreachable: 502,
+    ProviderTimeout: 504,
+    StreamCut: 502,
 }
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from terax_jupyter._version import __version__
 from terax_jupyter.apispec import ERRORS
+from terax_jupyter.services.ai import openapi as ai_openapi
 from terax_jupyter.services.fs import openapi as fs_openapi
 from terax_jupyter.services.git import history_openapi as git_history_openapi
 from terax_jupyter.services.git import openapi as git_openapi
@@ -21,6 +22,7 @@ FRAGMENTS = (
     git_history_openapi,
     workspace_openapi,
     secrets_openapi,
+    ai_openapi,
     meta_openapi,
 )
 

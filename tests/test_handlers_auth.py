@@ -167,7 +167,13 @@ def unauthenticated_request(method: str) -> dict[str, Any]:
 
 
 # A value for each named group of a route, so that every route can be requested.
-ROUTE_SAMPLES = {"session_id": "0123456789ab", "block_id": "1", "name": "OPENAI_API_KEY"}
+ROUTE_SAMPLES = {
+    "session_id": "0123456789ab",
+    "block_id": "1",
+    "name": "OPENAI_API_KEY",
+    "approval_id": "0123456789ab",
+    "provider_id": "openai",
+}
 
 
 def concrete_url(pattern: str) -> str:

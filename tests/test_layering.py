@@ -36,6 +36,16 @@ ALLOWED: dict[str, tuple[frozenset[str] | None, str]] = {
         frozenset({"asyncio.create_subprocess_exec", "shutil.which"}),
         "runs the git CLI (git -C <repository root the guard checked>), no shell",
     ),
+    "services/ai/store.py": (
+        frozenset({"os.makedirs", "os.open"}),
+        "creates the AI sessions database 0600 (O_EXCL, no symlink) in the server's own state "
+        "folder before SQLite opens it",
+    ),
+    "services/ai/tools/processes.py": (
+        frozenset({"subprocess.Popen", "shutil.which"}),
+        "runs the agent's commands with bash -c after the command guard, in a folder the guard "
+        "checked, in their own session so that they can be stopped",
+    ),
     "pytest_plugin.py": (
         frozenset({"pathlib.write_text", "pathlib.mkdir"}),
         "test fixtures: writes the sample project into the test's own folder",

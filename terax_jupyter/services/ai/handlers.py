@@ -1,0 +1,164 @@
+"""REST handlers of the agent (``/terax/api/ai/sessions/...``, ``/terax/api/ai/approvals/...``)."""
+
+from __future__ import annotations
+
+from jupyter_server.auth.decorator import authorized
+from tornado import web
+
+from terax_jupyter.base import TeraxAPIHandler
+from terax_jupyter.exceptions import InvalidRequest
+from terax_jupyter.services.ai.stream import AiEventsWebSocket
+
+AUTH_RESOURCE = "terax.ai"
+_SESSION = r"(?P<session_id>[^/]+)"
+APPROVAL_STATUSES = (
+    "pending",
+    "queued",
+    "approved",
+    "partially_approved",
+    "denied",
+    "expired",
+    "discarded",
+)
+
+
+class AiHandler(TeraxAPIHandler):
+    auth_resource = AUTH_RESOURCE
+
+
+class SessionsHandler(AiHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        query = self.string_argument("q", "") or None
+        limit = self.int_argument("limit", 50, minimum=1, maximum=500)
+        offset = self.int_argument("offset", 0, minimum=0, maximum=1_000_000)
+        sessions = await self.terax.ai.list_sessions(query=query, limit=limit, offset=offset)
+        self.finish_json({"sessions": sessions})
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        body = self.json_body() if self.request.body else {}
+        self.finish_json(await self.terax.ai.create_session(body, user=self.user_name), 201)
+
+
+class SessionHandler(AiHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, session_id: str) -> None:
+        self.finish_json(await self.terax.ai.get_session(session_id))
+
+    @web.authenticated
+    @authorized
+    async def patch(self, session_id: str) -> None:
+        body = self.json_body()
+        self.finish_json(await self.terax.ai.update_session(session_id, body, user=self.user_name))
+
+    @web.authenticated
+    @authorized
+    async def delete(self, session_id: str) -> None:
+        await self.terax.ai.delete_session(session_id, user=self.user_name)
+        self.set_status(204)
+        self.finish()
+
+
+class MessagesHandler(AiHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, session_id: str) -> None:
+        self.finish_json({"messages": await self.terax.ai.messages(session_id)})
+
+
+class ToolCallsHandler(AiHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, session_id: str) -> None:
+        self.finish_json({"tool_calls": await self.terax.ai.tool_calls(session_id)})
+
+
+class RunsHandler(AiHandler):
+    @web.authenticated
+    @authorized
+    async def post(self, session_id: str) -> None:
+        run = await self.terax.ai.start_run(session_id, self.json_body(), user=self.user_name)
+        self.finish_json(run, 202)
+
+
+class CancelHandler(AiHandler):
+    @web.authenticated
+    @authorized
+    async def post(self, session_id: str) -> None:
+        await self.terax.ai.cancel_run(session_id)
+        self.finish_json({"cancelled": True})
+
+
+class RulesHandler(AiHandler):
+    @web.authenticated
+    @authorized
+    async def put(self, session_id: str) -> None:
+        rules = self.json_body().get("rules")
+        self.finish_json(await self.terax.ai.set_rules(session_id, rules, user=self.user_name))
+
+
+class ApprovalsHandler(AiHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, session_id: str) -> None:
+        status = self.string_argument("status", "") or None
+        if status is not None and status not in APPROVAL_STATUSES:
+            raise InvalidRequest(
+                f"'status' is one of {', '.join(APPROVAL_STATUSES)}.", reason="invalid_parameter"
+            )
+        approvals = await self.terax.ai.approvals_of(session_id, status=status)
+        self.finish_json({"approvals": approvals})
+
+
+class ApprovalHandler(AiHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, approval_id: str) -> None:
+        self.finish_json(await self.terax.ai.approval(approval_id))
+
+    @web.authenticated
+    @authorized
+    async def post(self, approval_id: str) -> None:
+        decided = await self.terax.ai.decide(approval_id, self.json_body(), user=self.user_name)
+        self.finish_json(decided)
+
+
+class PlanHandler(AiHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, session_id: str) -> None:
+        self.finish_json({"items": await self.terax.ai.plan_of(session_id)})
+
+    @web.authenticated
+    @authorized
+    async def post(self, session_id: str) -> None:
+        body = self.json_body()
+        action = body.pop("action", None)
+        if action == "apply":
+            result = await self.terax.ai.apply_plan(session_id, body, user=self.user_name)
+        elif action == "discard":
+            if body:
+                raise InvalidRequest("'discard' takes no other fields.", reason="invalid_parameter")
+            result = await self.terax.ai.discard_plan(session_id, user=self.user_name)
+        else:
+            raise InvalidRequest("'action' is 'apply' or 'discard'.", reason="invalid_parameter")
+        self.finish_json(result)
+
+
+default_handlers = [
+    (r"/terax/api/ai/sessions", SessionsHandler),
+    (rf"/terax/api/ai/sessions/{_SESSION}", SessionHandler),
+    (rf"/terax/api/ai/sessions/{_SESSION}/messages", MessagesHandler),
+    (rf"/terax/api/ai/sessions/{_SESSION}/tool-calls", ToolCallsHandler),
+    (rf"/terax/api/ai/sessions/{_SESSION}/runs", RunsHandler),
+    (rf"/terax/api/ai/sessions/{_SESSION}/cancel", CancelHandler),
+    (rf"/terax/api/ai/sessions/{_SESSION}/rules", RulesHandler),
+    (rf"/terax/api/ai/sessions/{_SESSION}/approvals", ApprovalsHandler),
+    (rf"/terax/api/ai/sessions/{_SESSION}/plan", PlanHandler),
+    (rf"/terax/api/ai/sessions/{_SESSION}/events", AiEventsWebSocket),
+    (r"/terax/api/ai/approvals/(?P<approval_id>[^/]+)", ApprovalHandler),
+]

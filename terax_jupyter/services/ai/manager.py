@@ -1,0 +1,458 @@
+"""AiManager: sessions, runs, approvals and plans of the agent, and the provider settings.
+
+One manager per server. Notebook cells and the Lab panel use the same one (through the same
+REST and WebSocket API), so a session started in one place continues in the other. At most
+one run per session at a time; runs of different sessions are independent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import TYPE_CHECKING, Any
+
+from traitlets import Dict, Int, Unicode
+from traitlets.config import LoggingConfigurable
+
+from terax_jupyter.exceptions import Conflict, InvalidRequest
+from terax_jupyter.services.ai.agents import ALL_TOOLS, AgentCatalog
+from terax_jupyter.services.ai.approvals import ApprovalBroker, parse_decision
+from terax_jupyter.services.ai.events import EventHub
+from terax_jupyter.services.ai.ledger import SessionLedger
+from terax_jupyter.services.ai.plan import PlanRunner
+from terax_jupyter.services.ai.prompts import MEMORY_CAP_BYTES
+from terax_jupyter.services.ai.providers.catalog import ProviderCatalog
+from terax_jupyter.services.ai.providers.factory import ProviderFactory
+from terax_jupyter.services.ai.providers.registry import ModelRegistry
+from terax_jupyter.services.ai.rules import validate_rules
+from terax_jupyter.services.ai.runner import AgentRun, RunSpec
+from terax_jupyter.services.ai.store import AiStore
+from terax_jupyter.services.ai.toolbox import Toolbox
+from terax_jupyter.services.ai.tools.processes import ProcessRegistry
+from terax_jupyter.services.ai.worker import StoreWorker
+
+if TYPE_CHECKING:
+    from terax_jupyter.security import SecurityLayer
+    from terax_jupyter.services.ai.providers.base import Provider
+    from terax_jupyter.services.fs.grep import GrepSearch
+    from terax_jupyter.services.fs.manager import FileManager
+    from terax_jupyter.services.fs.search import FileSearch
+    from terax_jupyter.services.pty.manager import PtyManager
+    from terax_jupyter.services.secrets.manager import SecretsManager
+
+MAX_PROMPT_CHARS = 200_000
+MAX_TITLE_CHARS = 200
+SESSION_FIELDS = {"title", "agent", "provider", "model", "plan_mode"}
+MODEL_FIELDS = {
+    "provider",
+    "id",
+    "label",
+    "context_window",
+    "max_output_tokens",
+    "tools",
+    "reasoning",
+    "source",
+}
+
+
+class AiManager(LoggingConfigurable):
+    max_steps = Int(24, help="Most model calls (steps) in one agent run.").tag(config=True)
+    subagent_max_steps = Int(12, help="Most steps of one sub-agent run.").tag(config=True)
+    max_output_tokens = Int(8192, help="Most tokens a model may write in one step.").tag(
+        config=True
+    )
+    memory_max_bytes = Int(
+        MEMORY_CAP_BYTES, help="How much of the project's TERAX.md joins the system prompt."
+    ).tag(config=True)
+    default_provider = Unicode("", help="Provider of new sessions (e.g. 'openai', 'ollama').").tag(
+        config=True
+    )
+    default_model = Unicode("", help="Model of new sessions (e.g. 'gpt-4.1', 'llama3.2').").tag(
+        config=True
+    )
+    providers = Dict(
+        help=(
+            "Providers an administrator adds or adjusts, by id: {'kind': 'openai'|'anthropic', "
+            "'label', 'base_url', 'key_name', 'local': bool, 'product'}. Read-only for users."
+        )
+    ).tag(config=True)
+
+    def __init__(
+        self,
+        security: SecurityLayer,
+        state_dir: str,
+        *,
+        files: FileManager,
+        search: FileSearch,
+        grep: GrepSearch,
+        pty: PtyManager | None,
+        secrets: SecretsManager,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.security = security
+        self.files, self.search, self.grep, self.pty = files, search, grep, pty
+        self.secrets = secrets
+        self.store = AiStore(os.path.join(state_dir, "ai.sqlite3"), redactor=security.redactor)
+        self.store.interrupt_unfinished()
+        self.worker = StoreWorker()
+        self.events = EventHub()
+        self.approvals = ApprovalBroker()
+        self.agents = AgentCatalog(os.path.join(state_dir, "ai-agents.json"), security.audit)
+        self.catalog = ProviderCatalog(
+            dict(self.providers), os.path.join(state_dir, "ai-providers.json"), security.audit
+        )
+        self.models = ModelRegistry(os.path.join(state_dir, "ai-models.json"))
+        self.factory = ProviderFactory(security, secrets, self.catalog)
+        self.processes = ProcessRegistry(security, secret_names=secrets.environment_names)
+        self.toolbox = Toolbox()
+        self.plans = PlanRunner(self)
+        self.runs: dict[str, AgentRun] = {}
+        self._ledgers: dict[str, SessionLedger] = {}
+
+    @property
+    def workspace_name(self) -> str:
+        return self.security.roots.server_root
+
+    async def provider(self, provider_id: str) -> Provider:
+        return await self.factory.provider(provider_id)
+
+    def ledger(self, session_id: str) -> SessionLedger:
+        ledger = self._ledgers.get(session_id)
+        if ledger is None:
+            ledger = SessionLedger(session_id, self.store, self.worker.submit)
+            self._ledgers[session_id] = ledger
+        return ledger
+
+    # -- sessions -------------------------------------------------------------------------
+
+    async def create_session(self, fields: dict[str, Any], *, user: str | None) -> dict[str, Any]:
+        values = self._session_fields(fields)
+        values.setdefault("provider", self.default_provider or None)
+        values.setdefault("model", self.default_model or None)
+        plan_mode = values.pop("plan_mode", False)
+        session = await self.worker.call(self.store.create_session, user=user, **values)
+        if plan_mode:
+            session = await self.worker.call(
+                self.store.update_session, session["id"], plan_mode=True
+            )
+        return await self._describe(session)
+
+    async def list_sessions(self, *, query: str | None, limit: int, offset: int) -> list[dict]:
+        sessions = await self.worker.call(
+            self.store.list_sessions, query=query, limit=limit, offset=offset
+        )
+        return [self._summary(session) for session in sessions]
+
+    async def get_session(self, session_id: str) -> dict[str, Any]:
+        session = await self.worker.call(self.store.get_session, session_id)
+        return await self._describe(session)
+
+    async def update_session(
+        self, session_id: str, fields: dict[str, Any], *, user: str | None
+    ) -> dict[str, Any]:
+        values = self._session_fields(fields)
+        if not values:
+            raise InvalidRequest(
+                f"Nothing to change; fields: {', '.join(sorted(SESSION_FIELDS))}.",
+                reason="invalid_parameter",
+            )
+        if session_id in self.runs and {"agent", "provider", "model"} & set(values):
+            raise Conflict(
+                "Wait for the run to end before changing its agent or model.", reason="run_active"
+            )
+        session = await self.worker.call(self.store.update_session, session_id, **values)
+        return await self._describe(session)
+
+    async def delete_session(self, session_id: str, *, user: str | None) -> None:
+        await self.worker.call(self.store.get_session, session_id)
+        await self.cancel_run(session_id, missing_ok=True)
+        await asyncio.to_thread(self.processes.close_session, session_id)
+        await self.worker.call(self.store.delete_session, session_id)
+        self._ledgers.pop(session_id, None)
+        self.events.forget(session_id)
+        self.security.audit.record("ai.session.delete", user=user, session=session_id)
+
+    async def messages(self, session_id: str) -> list[dict[str, Any]]:
+        await self.worker.call(self.store.get_session, session_id)
+        return await self.worker.call(self.store.messages, session_id)
+
+    async def tool_calls(self, session_id: str) -> list[dict[str, Any]]:
+        await self.worker.call(self.store.get_session, session_id)
+        return await self.worker.call(self.store.tool_calls, session_id)
+
+    async def set_rules(self, session_id: str, rules: Any, *, user: str | None) -> dict[str, Any]:
+        checked = validate_rules(rules, set(ALL_TOOLS))
+        session = await self.worker.call(self.store.update_session, session_id, rules=checked)
+        self.security.audit.record("ai.rules.set", user=user, session=session_id, rules=checked)
+        self.events.publish(session_id, {"type": "rules", "rules": checked})
+        return await self._describe(session)
+
+    def _session_fields(self, fields: Any) -> dict[str, Any]:
+        if not isinstance(fields, dict):
+            raise InvalidRequest("The body is a JSON object.", reason="invalid_parameter")
+        unknown = set(fields) - SESSION_FIELDS
+        if unknown:
+            raise InvalidRequest(
+                f"Unknown fields: {', '.join(sorted(unknown))}.", reason="invalid_parameter"
+            )
+        values: dict[str, Any] = {}
+        if "title" in fields:
+            title = fields["title"]
+            if not isinstance(title, str) or len(title) > MAX_TITLE_CHARS:
+                raise InvalidRequest(
+                    f"'title' is text of at most {MAX_TITLE_CHARS} characters.",
+                    reason="invalid_parameter",
+                )
+            values["title"] = " ".join(title.split())
+        if "agent" in fields:
+            if not isinstance(fields["agent"], str):
+                raise InvalidRequest("'agent' is an agent's name.", reason="invalid_parameter")
+            self.agents.get(fields["agent"])
+            values["agent"] = fields["agent"]
+        for name in ("provider", "model"):
+            if name in fields:
+                value = fields[name]
+                if value is not None and (not isinstance(value, str) or not 0 < len(value) <= 200):
+                    raise InvalidRequest(f"'{name}' is a name or null.", reason="invalid_parameter")
+                values[name] = value
+        if "provider" in values and values["provider"] is not None:
+            self.catalog.get(values["provider"])
+        if "plan_mode" in fields:
+            if not isinstance(fields["plan_mode"], bool):
+                raise InvalidRequest("'plan_mode' is true or false.", reason="invalid_parameter")
+            values["plan_mode"] = fields["plan_mode"]
+        return values
+
+    def _summary(self, session: dict[str, Any]) -> dict[str, Any]:
+        run = self.runs.get(session["id"])
+        return {**session, "running": run is not None}
+
+    async def _describe(self, session: dict[str, Any]) -> dict[str, Any]:
+        session_id = session["id"]
+        pending = await self.worker.call(
+            self.store.approvals, session_id, status=["pending", "queued"]
+        )
+        usage = await self.worker.call(self.store.usage_totals, session_id)
+        run = self.runs.get(session_id)
+        return {
+            **session,
+            "running": run is not None,
+            "run": run.describe() if run else None,
+            "pending_approvals": [a for a in pending if a["status"] == "pending"],
+            "plan": [a for a in pending if a["status"] == "queued"],
+            "usage": usage,
+            "last_seq": self.events.last_seq(session_id),
+        }
+
+    # -- runs -----------------------------------------------------------------------------
+
+    async def start_run(self, session_id: str, body: Any, *, user: str | None) -> dict[str, Any]:
+        if not isinstance(body, dict):
+            raise InvalidRequest("The body is a JSON object.", reason="invalid_parameter")
+        prompt = body.get("prompt")
+        if not isinstance(prompt, str) or not prompt.strip() or len(prompt) > MAX_PROMPT_CHARS:
+            raise InvalidRequest(
+                f"'prompt' is required text of at most {MAX_PROMPT_CHARS} characters.",
+                reason="invalid_parameter",
+            )
+        unknown = set(body) - {"prompt", "agent", "provider", "model", "plan_mode"}
+        if unknown:
+            raise InvalidRequest(
+                f"Unknown fields: {', '.join(sorted(unknown))}.", reason="invalid_parameter"
+            )
+        overrides = self._session_fields({k: v for k, v in body.items() if k != "prompt"})
+        if session_id in self.runs:
+            raise Conflict(
+                "This session is already running; wait or cancel it.", reason="run_active"
+            )
+        session = await self.worker.call(self.store.get_session, session_id)
+        settings = {**session, **overrides}
+        if settings.get("provider") is None or settings.get("model") is None:
+            raise InvalidRequest(
+                "Choose a provider and a model for this session first.", reason="no_model"
+            )
+        agent = self.agents.get(settings["agent"] or "coder")
+        if agent.subagent:
+            raise InvalidRequest(
+                f"{agent.name!r} runs only as a sub-agent.", reason="invalid_parameter"
+            )
+        config = self.catalog.get(settings["provider"])
+        model = self.models.lookup(settings["provider"], settings["model"], local=config.local)
+        if session_id in self.runs:  # checked again: the awaits above let others in
+            raise Conflict(
+                "This session is already running; wait or cancel it.", reason="run_active"
+            )
+        updates = {k: v for k, v in overrides.items() if k != "plan_mode"}
+        if not session["title"]:
+            updates["title"] = _title_from(prompt)
+        if updates:
+            await self.worker.call(self.store.update_session, session_id, **updates)
+        run_id = await self.worker.call(
+            self.store.add_run,
+            session_id,
+            agent=agent.name,
+            provider=settings["provider"],
+            model=model.id,
+            prompt=prompt,
+        )
+        run = AgentRun(
+            self,
+            RunSpec(
+                session_id=session_id,
+                run_id=run_id,
+                agent=agent,
+                provider_id=settings["provider"],
+                model=model,
+                plan_mode=bool(settings.get("plan_mode")),
+                max_steps=self.max_steps,
+                user=user,
+            ),
+        )
+        self.runs[session_id] = run
+        run.task = asyncio.create_task(run.execute(prompt), name=f"terax-ai-run-{run_id}")
+        return run.describe()
+
+    def run_ended(self, run: AgentRun) -> None:
+        if self.runs.get(run.spec.session_id) is run:
+            del self.runs[run.spec.session_id]
+
+    async def cancel_run(self, session_id: str, *, missing_ok: bool = False) -> bool:
+        run = self.runs.get(session_id)
+        if run is None or run.task is None:
+            if missing_ok:
+                return False
+            await self.worker.call(self.store.get_session, session_id)
+            raise Conflict("This session has no run to cancel.", reason="no_run")
+        run.task.cancel()
+        await asyncio.gather(run.task, return_exceptions=True)
+        return True
+
+    async def wait_run(self, session_id: str) -> None:
+        run = self.runs.get(session_id)
+        if run is not None and run.task is not None:
+            await asyncio.gather(run.task, return_exceptions=True)
+
+    # -- approvals ------------------------------------------------------------------------
+
+    async def approvals_of(self, session_id: str, *, status: str | None) -> list[dict]:
+        await self.worker.call(self.store.get_session, session_id)
+        return await self.worker.call(self.store.approvals, session_id, status=status)
+
+    async def approval(self, approval_id: str) -> dict[str, Any]:
+        return await self.worker.call(self.store.get_approval, approval_id)
+
+    async def decide(self, approval_id: str, body: Any, *, user: str | None) -> dict[str, Any]:
+        approval = await self.worker.call(self.store.get_approval, approval_id)
+        if approval["status"] == "queued":
+            raise Conflict(
+                "This change is part of a plan; apply or discard the plan.", reason="queued_in_plan"
+            )
+        decision = parse_decision(body, approval["proposal"])
+        decided = await self.worker.call(
+            self.store.decide_approval,
+            approval_id,
+            status=decision.status,
+            decision=decision.to_json(),
+            user=user,
+        )
+        self.security.audit.record(
+            "ai.approval",
+            user=user,
+            session=approval["session_id"],
+            tool=approval["tool"],
+            status=decision.status,
+            hunks=decision.hunks,
+        )
+        woke = self.approvals.resolve(approval_id, decision)
+        self.events.publish(
+            approval["session_id"], {"type": "approval_resolved", "approval": decided}
+        )
+        return {**decided, "delivered": woke}
+
+    # -- plans ----------------------------------------------------------------------------
+
+    async def plan_of(self, session_id: str) -> list[dict[str, Any]]:
+        return await self.approvals_of(session_id, status="queued")
+
+    async def apply_plan(self, session_id: str, body: Any, *, user: str | None) -> dict:
+        if session_id in self.runs:
+            raise Conflict("Wait for the run to end before applying its plan.", reason="run_active")
+        return await self.plans.apply(session_id, body, user=user)
+
+    async def discard_plan(self, session_id: str, *, user: str | None) -> dict[str, Any]:
+        if session_id in self.runs:
+            raise Conflict(
+                "Wait for the run to end before discarding its plan.", reason="run_active"
+            )
+        return await self.plans.discard(session_id, user=user)
+
+    # -- providers and models -------------------------------------------------------------
+
+    async def provider_list(self) -> list[dict[str, Any]]:
+        configs = self.catalog.list()
+
+        def key_state() -> list[dict[str, Any]]:
+            rows = []
+            for config in configs:
+                data = config.to_json()
+                name = data.get("key_name")
+                data["key_set"] = bool(name) and self.secrets.get(name) is not None
+                rows.append(data)
+            return rows
+
+        return await asyncio.to_thread(key_state)
+
+    def model_list(self, provider: str | None) -> list[dict[str, Any]]:
+        return [model.to_json() for model in self.models.list(provider)]
+
+    def add_model(self, fields: dict[str, Any], *, user: str | None) -> dict[str, Any]:
+        unknown = set(fields) - MODEL_FIELDS
+        if unknown:
+            raise InvalidRequest(
+                f"Unknown fields: {', '.join(sorted(unknown))}.", reason="invalid_parameter"
+            )
+        provider, model_id = fields.get("provider"), fields.get("id")
+        if not isinstance(provider, str) or not isinstance(model_id, str):
+            raise InvalidRequest("'provider' and 'id' name the model.", reason="invalid_parameter")
+        self.catalog.get(provider)
+        window = fields.get("context_window")
+        if not isinstance(window, int) or isinstance(window, bool):
+            raise InvalidRequest(
+                "'context_window' is a number of tokens.", reason="invalid_parameter"
+            )
+        options = {
+            k: fields[k]
+            for k in ("label", "max_output_tokens", "tools", "reasoning")
+            if k in fields
+        }
+        model = self.models.add(provider, model_id, context_window=window, **options)
+        self.security.audit.record(
+            "ai.model.add", user=user, provider=model.provider, model=model.id
+        )
+        return model.to_json()
+
+    def remove_model(self, provider: str, model: str, *, user: str | None) -> None:
+        self.models.remove(provider, model)
+        self.security.audit.record("ai.model.remove", user=user, provider=provider, model=model)
+
+    async def provider_models(self, provider_id: str) -> list[dict[str, Any]]:
+        return await self.factory.list_models(provider_id)
+
+    async def test_connection(self, provider_id: str, model: str | None) -> dict[str, Any]:
+        return await self.factory.test_connection(provider_id, model)
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        for session_id in list(self.runs):
+            await self.cancel_run(session_id, missing_ok=True)
+        await asyncio.to_thread(self.processes.close_all)
+        await self.factory.aclose()
+        self.worker.close()
+        self.store.close()
+
+
+def _title_from(prompt: str) -> str:
+    words = " ".join(prompt.split())
+    return words if len(words) <= 60 else words[:57].rstrip() + "..."

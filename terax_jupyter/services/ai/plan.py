@@ -1,0 +1,174 @@
+"""Plan mode's second half: review the queued changes of a session and apply or discard them.
+
+Items apply in the order the agent queued them, each as approved in full, in part (hunks) or
+denied. The first item that fails stops the batch (later items may depend on it); they stay
+queued. The outcome joins the conversation as a note, so the agent knows what happened.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from terax_jupyter.exceptions import Conflict, InvalidRequest, TeraxError
+from terax_jupyter.services.ai.approvals import parse_decision
+from terax_jupyter.services.ai.providers.base import Message
+from terax_jupyter.services.ai.tools.base import Proposal, ToolContext
+
+if TYPE_CHECKING:
+    from terax_jupyter.services.ai.manager import AiManager
+
+
+class PlanRunner:
+    def __init__(self, manager: AiManager) -> None:
+        self.manager = manager
+
+    async def apply(self, session_id: str, body: Any, *, user: str | None) -> dict[str, Any]:
+        manager = self.manager
+        store, worker = manager.store, manager.worker
+        items = await manager.plan_of(session_id)
+        if not items:
+            raise Conflict("This session has no queued plan.", reason="no_plan")
+        decisions = _decisions_of(body, {item["id"] for item in items})
+        parsed = {
+            item["id"]: parse_decision(
+                decisions.get(item["id"], {"decision": "approve"}), item["proposal"]
+            )
+            for item in items
+        }
+        outcomes: list[dict[str, Any]] = []
+        stopped = False
+        for item in items:
+            decision = parsed[item["id"]]
+            outcome = {
+                "approval_id": item["id"],
+                "tool": item["tool"],
+                "summary": item["proposal"]["summary"],
+                "status": decision.status,
+            }
+            if decision.status == "denied":
+                await worker.call(
+                    store.decide_approval,
+                    item["id"],
+                    status="denied",
+                    decision=decision.to_json(),
+                    user=user,
+                )
+                outcomes.append({**outcome, "result": "Skipped (denied).", "is_error": False})
+                continue
+            tool = manager.toolbox.get(item["tool"])
+            context = self._context(session_id, user)
+            try:
+                if tool is None:
+                    raise InvalidRequest(f"Unknown tool {item['tool']!r}.", reason="invalid_plan")
+                result = await tool.apply(
+                    Proposal.from_json(item["proposal"]), context, hunks=decision.hunks
+                )
+            except TeraxError as failure:
+                message = manager.security.redactor.redact(failure.message)
+                outcomes.append(
+                    {
+                        **outcome,
+                        "status": "failed",
+                        "result": message,
+                        "is_error": True,
+                        "reason": failure.reason,
+                    }
+                )
+                stopped = True
+                break
+            await worker.call(
+                store.decide_approval,
+                item["id"],
+                status=decision.status,
+                decision=decision.to_json(),
+                user=user,
+            )
+            content = manager.security.redactor.redact(result.content)
+            outcomes.append(
+                {**outcome, "result": content, "is_error": result.is_error, "data": result.data}
+            )
+        manager.security.audit.record(
+            "ai.plan.apply",
+            user=user,
+            session=session_id,
+            items=[{k: o[k] for k in ("tool", "summary", "status")} for o in outcomes],
+        )
+        await self._note(session_id, "The user reviewed the plan. " + _describe(outcomes, stopped))
+        manager.events.publish(
+            session_id, {"type": "plan_applied", "outcomes": outcomes, "stopped": stopped}
+        )
+        remaining = await manager.plan_of(session_id)
+        return {"outcomes": outcomes, "stopped": stopped, "remaining": remaining}
+
+    async def discard(self, session_id: str, *, user: str | None) -> dict[str, Any]:
+        manager = self.manager
+        items = await manager.plan_of(session_id)
+        if not items:
+            raise Conflict("This session has no queued plan.", reason="no_plan")
+        for item in items:
+            await manager.worker.call(
+                manager.store.decide_approval,
+                item["id"],
+                status="discarded",
+                decision={},
+                user=user,
+            )
+        manager.security.audit.record(
+            "ai.plan.discard", user=user, session=session_id, items=len(items)
+        )
+        await self._note(
+            session_id,
+            f"The user discarded the plan ({len(items)} items); nothing of it was applied.",
+        )
+        manager.events.publish(session_id, {"type": "plan_discarded", "items": len(items)})
+        return {"discarded": len(items)}
+
+    def _context(self, session_id: str, user: str | None) -> ToolContext:
+        manager = self.manager
+        return ToolContext(
+            session_id=session_id,
+            security=manager.security,
+            files=manager.files,
+            search=manager.search,
+            grep=manager.grep,
+            reads=manager.ledger(session_id),
+            processes=manager.processes,
+            emit=lambda event: manager.events.publish(session_id, event),
+            pty=manager.pty,
+            user=user,
+        )
+
+    async def _note(self, session_id: str, text: str) -> None:
+        await self.manager.worker.call(
+            self.manager.store.add_message, session_id, Message("user", f"[{text}]")
+        )
+
+
+def _decisions_of(body: Any, known: set[str]) -> dict[str, Any]:
+    if body is None:
+        return {}
+    if not isinstance(body, dict) or set(body) - {"decisions"}:
+        raise InvalidRequest(
+            "The body is {'decisions'?: {approval id: decision}}.", reason="invalid_parameter"
+        )
+    decisions = body.get("decisions") or {}
+    if not isinstance(decisions, dict):
+        raise InvalidRequest(
+            "'decisions' maps approval ids to decisions.", reason="invalid_parameter"
+        )
+    unknown = set(decisions) - known
+    if unknown:
+        raise InvalidRequest(
+            f"Not in this plan: {', '.join(sorted(unknown))}.", reason="invalid_parameter"
+        )
+    return decisions
+
+
+def _describe(outcomes: list[dict[str, Any]], stopped: bool) -> str:
+    lines = [
+        f"{n}. {o['summary']}: {o['status']}. {o['result'][:500]}"
+        for n, o in enumerate(outcomes, 1)
+    ]
+    if stopped:
+        lines.append("Applying stopped at the failed item; the items after it are still queued.")
+    return "Outcome:\n" + "\n".join(lines)

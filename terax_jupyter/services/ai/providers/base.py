@@ -1,0 +1,204 @@
+"""The provider-neutral conversation, request and stream event types, and the Provider base.
+
+The runtime speaks only these types; each adapter translates them to and from one wire
+format (OpenAI chat completions, Anthropic Messages). Everything here is plain data that
+round-trips through JSON, because messages and tool calls are stored in SQLite.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+Role = Literal["system", "user", "assistant", "tool"]
+WireKind = Literal["openai", "anthropic"]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as the model sees it: a name, what it does, and a JSON schema of its arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass
+class ToolCall:
+    """One call the model asked for. ``arguments_error`` is set when the model's argument
+    text was not a JSON object; ``arguments`` is then empty and the call must fail."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    arguments_error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ToolCall:
+        return cls(
+            id=data["id"],
+            name=data["name"],
+            arguments=dict(data.get("arguments") or {}),
+            arguments_error=data.get("arguments_error"),
+        )
+
+
+@dataclass
+class Message:
+    """One turn of a conversation.
+
+    ``assistant`` messages may carry ``tool_calls`` (and ``reasoning``, which adapters may
+    drop when the wire format cannot take it back); a ``tool`` message answers exactly one
+    call, by ``tool_call_id``, with ``name`` the tool's name and ``is_error`` when it failed.
+    """
+
+    role: Role
+    content: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+    reasoning: str = ""
+    is_error: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "role": self.role,
+            "content": self.content,
+            "tool_calls": [call.to_json() for call in self.tool_calls],
+            "tool_call_id": self.tool_call_id,
+            "name": self.name,
+            "reasoning": self.reasoning,
+            "is_error": self.is_error,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Message:
+        return cls(
+            role=data["role"],
+            content=data.get("content") or "",
+            tool_calls=[ToolCall.from_json(call) for call in data.get("tool_calls") or []],
+            tool_call_id=data.get("tool_call_id"),
+            name=data.get("name"),
+            reasoning=data.get("reasoning") or "",
+            is_error=bool(data.get("is_error")),
+        )
+
+
+@dataclass
+class ChatRequest:
+    """One model call. ``messages`` may start with a ``system`` message; adapters move it
+    where their wire format wants it."""
+
+    model: str
+    messages: list[Message]
+    tools: list[ToolSpec] = field(default_factory=list)
+    max_output_tokens: int | None = None
+    temperature: float | None = None
+    reasoning: bool = False
+
+
+# -- stream events ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+    type: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True)
+class ReasoningDelta:
+    text: str
+    type: Literal["reasoning_delta"] = "reasoning_delta"
+
+
+@dataclass(frozen=True)
+class ToolCallStarted:
+    """The model began a tool call; its arguments are still streaming."""
+
+    id: str
+    name: str
+    index: int
+    type: Literal["tool_call_started"] = "tool_call_started"
+
+
+@dataclass(frozen=True)
+class ToolCallReady:
+    """A tool call whose arguments are complete (emitted before ``Finished``)."""
+
+    call: ToolCall
+    type: Literal["tool_call_ready"] = "tool_call_ready"
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int
+    output_tokens: int
+    cached_tokens: int = 0
+    type: Literal["usage"] = "usage"
+
+
+@dataclass(frozen=True)
+class Finished:
+    """The last event of a complete answer. ``reason`` is normalized: ``stop``,
+    ``tool_calls``, ``length``, ``content_filter``, or the provider's own word."""
+
+    reason: str
+    type: Literal["finished"] = "finished"
+
+
+StreamEvent = TextDelta | ReasoningDelta | ToolCallStarted | ToolCallReady | Usage | Finished
+
+
+# -- providers ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProviderConfig:
+    """Where a provider lives and how to reach it.
+
+    ``key_name`` names the secret holding its key (``OPENAI_API_KEY``), or is None for a
+    keyless local server. ``local`` allows loopback and private addresses for this provider
+    only (the guarded network refuses them otherwise). ``product`` names the server software
+    in messages ("is Ollama running?").
+    """
+
+    id: str
+    label: str
+    kind: WireKind
+    base_url: str
+    key_name: str | None = None
+    local: bool = False
+    product: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    source: Literal["builtin", "config", "user"] = "builtin"
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["headers"] = dict(self.headers)
+        return data
+
+
+class Provider(abc.ABC):
+    """One configured provider, ready to call."""
+
+    config: ProviderConfig
+
+    @abc.abstractmethod
+    def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+        """Stream one answer. Ends with ``Finished`` or raises a ``ProviderError``
+        (``StreamCut`` when the stream stops before its end)."""
+
+    @abc.abstractmethod
+    async def list_models(self) -> list[dict[str, Any]]:
+        """The models the provider offers: ``[{"id": ..., ...}]``."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook
+        """Release the provider's connections."""

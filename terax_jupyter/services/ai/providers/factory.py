@@ -1,0 +1,148 @@
+"""Ready-to-call providers: the catalog's settings, the key, and a guarded HTTP client."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from terax_jupyter.exceptions import NotFound, ProviderAuthFailed, TeraxError
+from terax_jupyter.security.network import DEFAULT_PORTS, guarded_client
+from terax_jupyter.services.ai.providers.anthropic import AnthropicProvider
+from terax_jupyter.services.ai.providers.openai import OpenAIProvider
+from terax_jupyter.services.ai.providers.retry import RetryPolicy
+from terax_jupyter.services.secrets.manager import PROVIDER_KEYS
+
+if TYPE_CHECKING:
+    from terax_jupyter.security import SecurityLayer
+    from terax_jupyter.services.ai.providers.base import Provider, ProviderConfig
+    from terax_jupyter.services.ai.providers.catalog import ProviderCatalog
+    from terax_jupyter.services.secrets.manager import SecretsManager
+
+# A stream may pause long while a model thinks; connecting should not.
+DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=120.0, write=30.0, pool=10.0)
+MAX_LISTED = 500  # model ids a connection test returns
+
+
+class ProviderFactory:
+    """Builds providers from the catalog. Providers share one guarded client per network
+    policy (public, or one local origin), so connections are reused between calls; the
+    factory closes them in ``aclose``."""
+
+    def __init__(
+        self,
+        security: SecurityLayer,
+        secrets: SecretsManager,
+        catalog: ProviderCatalog,
+        retry: RetryPolicy | None = None,
+        timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
+    ) -> None:
+        self._security = security
+        self._secrets = secrets
+        self.catalog = catalog
+        self.retry = retry if retry is not None else RetryPolicy()
+        self.timeout = timeout
+        self._clients: dict[str | None, httpx.AsyncClient] = {}
+
+    async def provider(self, provider_id: str) -> Provider:
+        """The provider ``provider_id``, with its key (``ProviderAuthFailed`` reason
+        ``missing_key`` when a hosted provider has none)."""
+        config = self.catalog.get(provider_id)
+        # The key store may block (a keychain over D-Bus): not on the event loop.
+        key = await asyncio.to_thread(self._key, config)
+        return self.build(config, key)
+
+    def build(self, config: ProviderConfig, api_key: str | None) -> Provider:
+        """A provider for ``config`` and ``api_key`` on the shared client of its policy."""
+        adapter = AnthropicProvider if config.kind == "anthropic" else OpenAIProvider
+        return adapter(
+            config,
+            self._client(config),
+            api_key,
+            self.retry,
+            redactor=self._security.redactor,
+            owns_client=False,
+        )
+
+    async def list_models(self, provider_id: str) -> list[dict[str, Any]]:
+        provider = await self.provider(provider_id)
+        return await provider.list_models()
+
+    async def test_connection(self, provider_id: str, model: str | None = None) -> dict[str, Any]:
+        """Whether the provider answers with this key: ``{ok, latency_ms, models, message,
+        reason}``. A failure is an answer (``ok`` false), not an exception; only an unknown
+        provider id raises."""
+        config = self.catalog.get(provider_id)
+        started = time.perf_counter()
+        try:
+            provider = await self.provider(provider_id)
+            listed = await provider.list_models()
+        except NotFound:
+            raise
+        except TeraxError as error:  # ProviderError, and the network guard's refusals
+            return {
+                "ok": False,
+                "latency_ms": _millis(started),
+                "models": [],
+                "message": self._security.redactor.redact(error.message),
+                "reason": error.reason,
+            }
+        latency = _millis(started)
+        ids = [m["id"] for m in listed][:MAX_LISTED]
+        if model is not None and ids and model not in ids:
+            return {
+                "ok": False,
+                "latency_ms": latency,
+                "models": ids,
+                "message": f"{config.label} answers, but offers no model '{model}'.",
+                "reason": "model_not_found",
+            }
+        return {
+            "ok": True,
+            "latency_ms": latency,
+            "models": ids,
+            "message": f"{config.label} answered in {latency:.0f} ms with {len(listed)} models.",
+            "reason": None,
+        }
+
+    async def aclose(self) -> None:
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await client.aclose()
+
+    def _key(self, config: ProviderConfig) -> str | None:
+        key = self._secrets.get(config.key_name) if config.key_name else None
+        if key is None and config.key_name in PROVIDER_KEYS.get(config.id, ()):
+            key = self._secrets.key_for_provider(config.id)  # Gemini: GOOGLE_API_KEY too
+        if key is None and config.key_name and not config.local:
+            raise ProviderAuthFailed(
+                f"No key is set for {config.label}: set {config.key_name} in Terax settings "
+                "(or in the server's environment), then try again.",
+                reason="missing_key",
+                provider=config.id,
+            )
+        return key
+
+    def _client(self, config: ProviderConfig) -> httpx.AsyncClient:
+        origin = _origin(config.base_url) if config.local else None
+        client = self._clients.get(origin)
+        if client is None or client.is_closed:
+            policy = self._security.network
+            if origin is not None:
+                # Loopback and private addresses only for this provider's origin.
+                policy = policy.allowing_local(origin)
+            client = guarded_client(policy, timeout=self.timeout)
+            self._clients[origin] = client
+        return client
+
+
+def _origin(base_url: str) -> str:
+    url = httpx.URL(base_url)
+    host = f"[{url.host}]" if ":" in url.host else url.host
+    return f"{url.scheme}://{host}:{url.port or DEFAULT_PORTS[url.scheme]}"
+
+
+def _millis(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 1)

@@ -1,0 +1,326 @@
+"""The OpenAI-compatible chat completions adapter (OpenAI, Groq, xAI, DeepSeek, Ollama, ...)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import httpx
+from httpx_sse import aconnect_sse
+
+from terax_jupyter.services.ai.providers.base import (
+    Finished,
+    Provider,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    ToolCallReady,
+    ToolCallStarted,
+    Usage,
+)
+from terax_jupyter.services.ai.providers.errors import (
+    ProviderCall,
+    bad_response,
+    decode_event,
+    parse_arguments,
+    redactor_for,
+    stream_cut,
+)
+from terax_jupyter.services.ai.providers.retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from terax_jupyter.security.redact import Redactor
+    from terax_jupyter.services.ai.providers.base import (
+        ChatRequest,
+        Message,
+        ProviderConfig,
+        StreamEvent,
+    )
+
+FINISH_REASONS = {
+    "stop": "stop",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "length": "length",
+    "content_filter": "content_filter",
+}
+
+
+class OpenAIProvider(Provider):
+    """``POST {base_url}/chat/completions`` with ``stream: true``, read as server-sent events.
+
+    The client is the guarded one the factory builds; ``owns_client`` says whether
+    ``aclose`` closes it (the factory shares one client between providers).
+    """
+
+    def __init__(
+        self,
+        config: ProviderConfig,
+        client: httpx.AsyncClient,
+        api_key: str | None = None,
+        retry: RetryPolicy | None = None,
+        *,
+        redactor: Redactor | None = None,
+        owns_client: bool = True,
+    ) -> None:
+        self.config = config
+        self._client = client
+        self._key = api_key
+        self._retry = retry if retry is not None else RetryPolicy()
+        self._redact = redactor_for(api_key, redactor)
+        self._owns_client = owns_client
+        self._base = config.base_url.rstrip("/")
+
+    def headers(self) -> dict[str, str]:
+        headers = dict(self.config.headers)
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key}"
+        return headers
+
+    def payload(self, request: ChatRequest) -> dict[str, Any]:
+        """The request body for ``request``."""
+        body: dict[str, Any] = {
+            "model": request.model,
+            "messages": [_message(m) for m in request.messages],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                    },
+                }
+                for t in request.tools
+            ]
+        if request.max_output_tokens is not None:
+            # OpenAI itself refuses max_tokens for its reasoning models; the servers that
+            # copy its API know only max_tokens.
+            name = "max_completion_tokens" if _is_openai(self._base) else "max_tokens"
+            body[name] = request.max_output_tokens
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        # request.reasoning asks nothing here: reasoning models of this format think on their
+        # own, and the knobs (reasoning_effort, think) differ from server to server.
+        return body
+
+    def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+        payload = self.payload(request)
+        return self._retry.stream(lambda: self._attempt(payload, request.model))
+
+    async def _attempt(self, payload: dict[str, Any], model: str) -> AsyncIterator[StreamEvent]:
+        call = ProviderCall(self.config, redact=self._redact, model=model)
+        reader = _ChunkReader()
+        with call:
+            async with aconnect_sse(
+                self._client,
+                "POST",
+                f"{self._base}/chat/completions",
+                json=payload,
+                headers=self.headers(),
+            ) as source:
+                await call.check(source.response, stream=True)
+                async with aclosing(source.aiter_sse()) as events:
+                    async for sse in events:
+                        # Read on to the end after [DONE] (servers close right after it), so
+                        # that httpx's readers end here rather than in the garbage collector.
+                        if reader.done or not sse.data:
+                            continue
+                        if sse.data.strip() == "[DONE]":
+                            reader.done = True
+                            continue
+                        chunk = decode_event(self.config, sse.data)
+                        error = chunk.get("error")
+                        if error:
+                            # OpenRouter and vLLM report failures mid-stream this way.
+                            status = error.get("code") if isinstance(error, dict) else None
+                            call.event_error(error, status=status if _is_int(status) else None)
+                        for event in reader.feed(chunk):
+                            yield event
+        # A clean end after finish_reason is accepted: some servers omit [DONE].
+        if not reader.done and reader.finish_reason is None:
+            raise stream_cut(self.config)
+        for event in reader.finish():
+            yield event
+
+    async def list_models(self) -> list[dict[str, Any]]:
+        async def attempt() -> httpx.Response:
+            call = ProviderCall(self.config, redact=self._redact)
+            with call:
+                response = await self._client.get(f"{self._base}/models", headers=self.headers())
+                await call.check(response, stream=False)
+                await response.aread()
+                return response
+
+        response = await self._retry.call(attempt)
+        try:
+            data = response.json()
+        except ValueError:
+            raise bad_response(self.config, "a model list that is not JSON") from None
+        items = data.get("data") if isinstance(data, dict) else data
+        if not isinstance(items, list):
+            raise bad_response(self.config, "a model list without data")
+        models = [dict(i) for i in items if isinstance(i, dict) and _is_str(i.get("id"))]
+        return sorted(models, key=lambda m: m["id"])
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._client.aclose()
+
+
+def _message(message: Message) -> dict[str, Any]:
+    if message.role == "assistant":
+        data: dict[str, Any] = {"role": "assistant", "content": message.content}
+        if message.tool_calls:
+            # Reasoning is not sent back: DeepSeek refuses reasoning_content in requests,
+            # and the others ignore it.
+            data["content"] = message.content or None
+            data["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+                }
+                for call in message.tool_calls
+            ]
+        return data
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    return {"role": message.role, "content": message.content}
+
+
+@dataclass
+class _PartialCall:
+    index: int
+    id: str = ""
+    name: str = ""
+    arguments: str = ""
+    announced: bool = False
+
+
+class _ChunkReader:
+    """Turns chat.completion.chunk objects into stream events."""
+
+    def __init__(self) -> None:
+        self.calls: dict[int, _PartialCall] = {}
+        self.finish_reason: str | None = None
+        self.usage: Usage | None = None
+        self.done = False
+
+    def feed(self, chunk: dict[str, Any]) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):
+            self.usage = _usage(usage)
+        choices = chunk.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            return events
+        choice = choices[0]
+        delta = choice.get("delta") or {}
+        if isinstance(delta, dict):
+            # DeepSeek calls it reasoning_content; OpenRouter and Ollama reasoning.
+            thought = delta.get("reasoning_content") or delta.get("reasoning")
+            if _is_str(thought) and thought:
+                events.append(ReasoningDelta(thought))
+            content = delta.get("content")
+            if _is_str(content) and content:
+                events.append(TextDelta(content))
+            for fragment in delta.get("tool_calls") or []:
+                if isinstance(fragment, dict):
+                    events.extend(self._tool_fragment(fragment))
+        reason = choice.get("finish_reason")
+        if _is_str(reason) and reason:
+            self.finish_reason = reason
+        return events
+
+    def _tool_fragment(self, fragment: dict[str, Any]) -> list[StreamEvent]:
+        index = fragment.get("index")
+        call_id = fragment.get("id")
+        if not _is_int(index):
+            # Some servers (Gemini's) leave out the index: find the call by id, or take the
+            # next slot for a new id, else continue the last call.
+            known = [c.index for c in self.calls.values() if call_id and c.id == call_id]
+            if known:
+                index = known[0]
+            elif call_id or not self.calls:
+                index = max(self.calls, default=-1) + 1
+            else:
+                index = max(self.calls)
+        partial = self.calls.setdefault(index, _PartialCall(index))
+        if _is_str(call_id) and call_id:
+            partial.id = call_id
+        function = fragment.get("function") or {}
+        if isinstance(function, dict):
+            name = function.get("name")
+            if _is_str(name) and name:
+                partial.name = name
+            arguments = function.get("arguments")
+            if _is_str(arguments):
+                partial.arguments += arguments
+            elif isinstance(arguments, dict):  # some servers send the object itself
+                partial.arguments = json.dumps(arguments)
+        if not partial.announced and partial.id and partial.name:
+            partial.announced = True
+            return [ToolCallStarted(partial.id, partial.name, index)]
+        return []
+
+    def finish(self) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        calls = [self.calls[i] for i in sorted(self.calls)]
+        for partial in calls:
+            if not partial.name:
+                continue  # fragments of nothing the model named: nothing to call
+            if not partial.id:
+                # Older local servers send calls without ids; the conversation needs one.
+                partial.id = f"call_{uuid.uuid4().hex[:24]}"
+            if not partial.announced:
+                events.append(ToolCallStarted(partial.id, partial.name, partial.index))
+            arguments, problem = parse_arguments(partial.name, partial.arguments)
+            events.append(ToolCallReady(ToolCall(partial.id, partial.name, arguments, problem)))
+        if self.usage is not None:
+            events.append(self.usage)
+        reason = FINISH_REASONS.get(self.finish_reason or "stop", self.finish_reason or "stop")
+        if reason == "stop" and any(e.type == "tool_call_ready" for e in events):
+            reason = "tool_calls"  # Ollama says "stop" after tool calls
+        events.append(Finished(reason))
+        return events
+
+
+def _usage(data: dict[str, Any]) -> Usage:
+    details = data.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    if not _is_int(cached):
+        cached = data.get("prompt_cache_hit_tokens")  # DeepSeek
+    return Usage(
+        input_tokens=_int(data.get("prompt_tokens")),
+        output_tokens=_int(data.get("completion_tokens")),
+        cached_tokens=_int(cached),
+    )
+
+
+def _int(value: Any) -> int:
+    return value if _is_int(value) else 0
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_str(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _is_openai(base_url: str) -> bool:
+    try:
+        return httpx.URL(base_url).host == "api.openai.com"
+    except httpx.InvalidURL:
+        return False

@@ -1,0 +1,607 @@
+"""One agent run: stream the model, store as it streams, run tools through approval, repeat.
+
+A step is one model call and the tool calls it asked for. Streamed text is queued to the
+store before it is published, so what a client saw survives a crash. A run ends when the
+model answers without tool calls, at the step limit, on cancel, or on a provider error; in
+every case the run's row says which.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import functools
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from terax_jupyter.exceptions import Conflict, ProviderError, RateLimited, TeraxError
+from terax_jupyter.services.ai.approvals import Decision
+from terax_jupyter.services.ai.compaction import compact
+from terax_jupyter.services.ai.prompts import load_memory, system_prompt
+from terax_jupyter.services.ai.providers.base import (
+    ChatRequest,
+    Finished,
+    Message,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallReady,
+    ToolCallStarted,
+    Usage,
+)
+from terax_jupyter.services.ai.rules import matching_rule
+from terax_jupyter.services.ai.tools.base import ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from terax_jupyter.services.ai.agents import AgentDefinition
+    from terax_jupyter.services.ai.manager import AiManager
+    from terax_jupyter.services.ai.providers.base import Provider, ToolCall
+    from terax_jupyter.services.ai.providers.registry import ModelInfo
+    from terax_jupyter.services.ai.tools.base import Proposal, Tool
+
+log = logging.getLogger(__name__)
+
+PREVIEW_CHARS = 4000
+NO_RESULT = "[No result: the run was cancelled or interrupted before this call finished.]"
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    session_id: str
+    run_id: str
+    agent: AgentDefinition
+    provider_id: str
+    model: ModelInfo
+    plan_mode: bool
+    max_steps: int
+    user: str | None
+
+
+def repaired(history: list[Message]) -> list[Message]:
+    """The conversation with a result for every tool call (a cancelled or interrupted run
+    can leave calls unanswered, which no provider accepts)."""
+    result: list[Message] = []
+    index = 0
+    while index < len(history):
+        message = history[index]
+        result.append(message)
+        index += 1
+        if message.role != "assistant" or not message.tool_calls:
+            continue
+        answered = set()
+        while index < len(history) and history[index].role == "tool":
+            answered.add(history[index].tool_call_id)
+            result.append(history[index])
+            index += 1
+        for call in message.tool_calls:
+            if call.id not in answered:
+                result.append(
+                    Message("tool", NO_RESULT, tool_call_id=call.id, name=call.name, is_error=True)
+                )
+    return result
+
+
+class AgentRun:
+    """A run in progress; ``task`` is the asyncio task executing it."""
+
+    def __init__(self, manager: AiManager, spec: RunSpec) -> None:
+        self.manager = manager
+        self.spec = spec
+        self.steps = 0
+        self.task: asyncio.Task[None] | None = None
+        self.started = time.time()
+
+    # -- events ---------------------------------------------------------------------------
+
+    def emit(self, event: dict[str, Any], *, write: Callable[[], object] | None = None) -> None:
+        """Publish ``event`` once ``write`` (the store change it reports) is done.
+
+        Every event of a run passes the store's writer thread, in order, and is published
+        from there: so events keep their order, and whatever a client has seen (streamed text
+        included) is already committed to SQLite when it sees it, without the run waiting
+        on the disk."""
+        payload = {**event, "run_id": self.spec.run_id}
+        publish = functools.partial(self.manager.events.publish, self.spec.session_id, payload)
+        loop = asyncio.get_running_loop()
+
+        def job() -> None:
+            try:
+                if write is not None:
+                    write()
+            finally:
+                with contextlib.suppress(RuntimeError):  # the loop has closed (shutdown)
+                    loop.call_soon_threadsafe(publish)
+
+        self.manager.worker.submit(job)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "id": self.spec.run_id,
+            "agent": self.spec.agent.name,
+            "provider": self.spec.provider_id,
+            "model": self.spec.model.id,
+            "plan_mode": self.spec.plan_mode,
+            "steps": self.steps,
+            "started_at": self.started,
+        }
+
+    # -- the run --------------------------------------------------------------------------
+
+    async def execute(self, prompt: str) -> None:
+        manager, spec = self.manager, self.spec
+        status, error = "finished", None
+        provider: Provider | None = None
+        self.emit({"type": "run_started", "run": self.describe(), "prompt": prompt})
+        try:
+            history = repaired(
+                await manager.worker.call(manager.store.conversation, spec.session_id)
+            )
+            user_message = Message("user", prompt)
+            await manager.worker.call(
+                manager.store.add_message, spec.session_id, user_message, run_id=spec.run_id
+            )
+            history.append(user_message)
+            provider = await manager.provider(spec.provider_id)
+            memory = await load_memory(manager.files, cap=manager.memory_max_bytes)
+            system = system_prompt(
+                spec.agent,
+                workspace=manager.workspace_name,
+                memory=memory,
+                plan_mode=spec.plan_mode,
+            )
+            reason = await self.loop(
+                provider, system, history, spec.agent, max_steps=spec.max_steps
+            )
+            self.emit({"type": "finish", "reason": reason, "steps": self.steps})
+        except asyncio.CancelledError:
+            status = "cancelled"
+            self.emit({"type": "finish", "reason": "cancelled", "steps": self.steps})
+        except TeraxError as failure:
+            status, error = "failed", self._error_payload(failure)
+            self.emit({"type": "error", **error})
+            self.emit({"type": "finish", "reason": "error", "steps": self.steps})
+        except Exception:
+            log.exception("AI run %s failed", spec.run_id)
+            status = "failed"
+            error = {
+                "message": "The run failed unexpectedly; see the server log.",
+                "reason": "internal_error",
+            }
+            self.emit({"type": "error", **error})
+            self.emit({"type": "finish", "reason": "error", "steps": self.steps})
+        finally:
+            if provider is not None:
+                await provider.aclose()
+            await manager.worker.call(
+                manager.store.finish_run, spec.run_id, status, steps=self.steps, error=error
+            )
+            manager.run_ended(self)
+
+    def _error_payload(self, failure: TeraxError) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "message": self.manager.security.redactor.redact(failure.message),
+            "reason": failure.reason,
+        }
+        if isinstance(failure, ProviderError):
+            payload["provider"] = failure.provider or self.spec.provider_id
+        if isinstance(failure, RateLimited) and failure.retry_after is not None:
+            payload["retry_after"] = failure.retry_after
+        return payload
+
+    async def loop(
+        self,
+        provider: Provider,
+        system: str,
+        history: list[Message],
+        agent: AgentDefinition,
+        *,
+        max_steps: int,
+        parent_call_id: str | None = None,
+    ) -> str:
+        """Steps until the model stops asking for tools; returns the finish reason.
+        ``parent_call_id`` marks a sub-agent's loop: nothing of it is stored but its events."""
+        manager, spec = self.manager, self.spec
+        persist = parent_call_id is None
+        tools = manager.toolbox.specs(agent)
+        budget = spec.model.context_window - min(
+            manager.max_output_tokens, spec.model.max_output_tokens
+        )
+        budget = int(budget * 0.9)
+        marker = {"parent_call_id": parent_call_id} if parent_call_id else {}
+        for step in range(1, max_steps + 1):
+            if persist:
+                self.steps = step
+            self.emit({"type": "step", "index": step, **marker})
+            outgoing, report = compact(
+                [Message("system", system), *history], budget=budget, tools=tools
+            )
+            if report.changed:
+                self.emit({"type": "compaction", **report.to_json(), **marker})
+            request = ChatRequest(
+                model=spec.model.id,
+                messages=outgoing,
+                tools=tools,
+                max_output_tokens=min(manager.max_output_tokens, spec.model.max_output_tokens),
+                reasoning=spec.model.reasoning,
+            )
+            assistant, finish = await self._stream_answer(provider, request, persist, marker)
+            history.append(assistant)
+            if not assistant.tool_calls:
+                return finish
+            for call in assistant.tool_calls:
+                result = await self._call_tool(call, agent, parent_call_id)
+                answer = Message(
+                    "tool",
+                    result.content,
+                    tool_call_id=call.id,
+                    name=call.name,
+                    is_error=result.is_error,
+                )
+                if persist:
+                    await manager.worker.call(
+                        manager.store.add_message, spec.session_id, answer, run_id=spec.run_id
+                    )
+                history.append(answer)
+        self.emit({"type": "step_limit", "limit": max_steps, **marker})
+        return "max_steps"
+
+    async def _stream_answer(
+        self, provider: Provider, request: ChatRequest, persist: bool, marker: dict[str, Any]
+    ) -> tuple[Message, str]:
+        manager, spec = self.manager, self.spec
+        store, worker = manager.store, manager.worker
+        assistant = Message("assistant")
+        message_id = None
+        if persist:
+            message_id = await worker.call(
+                store.add_message,
+                spec.session_id,
+                assistant,
+                run_id=spec.run_id,
+                status="streaming",
+            )
+        text: list[str] = []
+        reasoning: list[str] = []
+        finish = "stop"
+        # Models' call ids need not be unique (local models reuse "call_0"); ours are.
+        started: list[tuple[str, str]] = []
+        try:
+            async for event in provider.stream(request):
+                if isinstance(event, TextDelta):
+                    text.append(event.text)
+                    self.emit(
+                        {"type": "text_delta", "text": event.text, **marker},
+                        write=None
+                        if message_id is None
+                        else functools.partial(store.append_message, message_id, text=event.text),
+                    )
+                elif isinstance(event, ReasoningDelta):
+                    reasoning.append(event.text)
+                    self.emit(
+                        {"type": "reasoning_delta", "text": event.text, **marker},
+                        write=None
+                        if message_id is None
+                        else functools.partial(
+                            store.append_message, message_id, reasoning=event.text
+                        ),
+                    )
+                elif isinstance(event, ToolCallStarted):
+                    own_id = _new_call_id()
+                    started.append((event.id, own_id))
+                    self.emit(
+                        {
+                            "type": "tool_call_streaming",
+                            "call_id": own_id,
+                            "name": event.name,
+                            **marker,
+                        }
+                    )
+                elif isinstance(event, ToolCallReady):
+                    own_id = (
+                        next((own for model_id, own in started if model_id == event.call.id), None)
+                        or _new_call_id()
+                    )
+                    started = [pair for pair in started if pair[1] != own_id]
+                    assistant.tool_calls.append(dataclasses.replace(event.call, id=own_id))
+                elif isinstance(event, Usage):
+                    write = functools.partial(
+                        store.add_usage,
+                        spec.session_id,
+                        spec.run_id,
+                        spec.provider_id,
+                        spec.model.id,
+                        event.input_tokens,
+                        event.output_tokens,
+                        event.cached_tokens,
+                    )
+                    self.emit(
+                        {
+                            "type": "usage",
+                            "input_tokens": event.input_tokens,
+                            "output_tokens": event.output_tokens,
+                            "cached_tokens": event.cached_tokens,
+                            **marker,
+                        },
+                        write=write,
+                    )
+                elif isinstance(event, Finished):
+                    finish = event.reason
+        except BaseException:
+            if message_id is not None:
+                await worker.call(store.finish_message, message_id, tool_calls=[], status="cut")
+            raise
+        assistant.content = "".join(text)
+        assistant.reasoning = "".join(reasoning)
+        if message_id is not None:
+            await worker.call(store.finish_message, message_id, tool_calls=assistant.tool_calls)
+        return assistant, finish
+
+    # -- tools ----------------------------------------------------------------------------
+
+    def _tool_context(self, call_id: str, parent_call_id: str | None) -> ToolContext:
+        manager = self.manager
+        return ToolContext(
+            session_id=self.spec.session_id,
+            security=manager.security,
+            files=manager.files,
+            search=manager.search,
+            grep=manager.grep,
+            reads=manager.ledger(self.spec.session_id),
+            processes=manager.processes,
+            emit=self.emit,
+            pty=manager.pty,
+            user=self.spec.user,
+            subagents=None if parent_call_id else functools.partial(self._subagent, call_id),
+        )
+
+    async def _call_tool(
+        self, call: ToolCall, agent: AgentDefinition, parent_call_id: str | None
+    ) -> ToolResult:
+        manager, spec = self.manager, self.spec
+        persist = parent_call_id is None
+        marker = {"parent_call_id": parent_call_id} if parent_call_id else {}
+        redact = manager.security.redactor
+        started = time.monotonic()
+        self.emit(
+            {
+                "type": "tool_call_started",
+                "call_id": call.id,
+                "name": call.name,
+                "arguments": redact.redact_data(call.arguments),
+                **marker,
+            }
+        )
+        if persist:
+            await manager.worker.call(
+                manager.store.add_tool_call,
+                spec.session_id,
+                spec.run_id,
+                call.id,
+                call.name,
+                call.arguments,
+            )
+        try:
+            result, status = await self._dispatch(call, agent, parent_call_id)
+        except asyncio.CancelledError:
+            if persist:
+                manager.worker.submit(
+                    manager.store.finish_tool_call,
+                    call.id,
+                    status="error",
+                    result="Cancelled.",
+                    is_error=True,
+                    duration_ms=_elapsed_ms(started),
+                )
+            raise
+        duration = _elapsed_ms(started)
+        result.content = redact.redact(result.content)
+        if persist:
+            await manager.worker.call(
+                manager.store.finish_tool_call,
+                call.id,
+                status=status,
+                result=result.content,
+                data=result.data,
+                is_error=result.is_error,
+                duration_ms=duration,
+            )
+        self.emit(
+            {
+                "type": "tool_call_finished",
+                "call_id": call.id,
+                "name": call.name,
+                "status": status,
+                "is_error": result.is_error,
+                "duration_ms": duration,
+                "content": result.content[:PREVIEW_CHARS],
+                "truncated": len(result.content) > PREVIEW_CHARS,
+                "data": redact.redact_data(result.data),
+                **marker,
+            }
+        )
+        return result
+
+    async def _dispatch(
+        self, call: ToolCall, agent: AgentDefinition, parent_call_id: str | None
+    ) -> tuple[ToolResult, str]:
+        toolbox = self.manager.toolbox
+        tool = toolbox.get(call.name)
+        if tool is None or not agent.allows(call.name):
+            offered = ", ".join(agent.tools)
+            return ToolResult(
+                f"The tool {call.name!r} is not available to the {agent.name} agent. "
+                f"Its tools: {offered}.",
+                is_error=True,
+                data={"reason": "tool_not_allowed"},
+            ), "error"
+        if call.arguments_error:
+            return ToolResult(
+                f"The arguments were not a JSON object: {call.arguments_error}",
+                is_error=True,
+                data={"reason": "invalid_arguments"},
+            ), "error"
+        problem = toolbox.validate(tool, call.arguments)
+        if problem:
+            return ToolResult(
+                f"Invalid arguments for {call.name}: {problem}",
+                is_error=True,
+                data={"reason": "invalid_arguments"},
+            ), "error"
+        context = self._tool_context(call.id, parent_call_id)
+        try:
+            if not tool.mutating:
+                return await tool.run(call.arguments, context), "done"
+            proposal = await tool.propose(call.arguments, context)
+            return await self._approve_and_apply(call, tool, proposal, context)
+        except TeraxError as failure:
+            message = self.manager.security.redactor.redact(failure.message)
+            return ToolResult(message, is_error=True, data={"reason": failure.reason}), "error"
+        except Exception:
+            log.exception("Tool %s failed", call.name)
+            return ToolResult(
+                f"{call.name} failed unexpectedly.",
+                is_error=True,
+                data={"reason": "internal_error"},
+            ), "error"
+
+    async def _approve_and_apply(
+        self, call: ToolCall, tool: Tool, proposal: Proposal, context: ToolContext
+    ) -> tuple[ToolResult, str]:
+        manager, spec = self.manager, self.spec
+        store, worker = manager.store, manager.worker
+        session = await worker.call(store.get_session, spec.session_id)
+        if session["plan_mode"] or spec.plan_mode:
+            approval = await worker.call(
+                store.add_approval,
+                spec.session_id,
+                spec.run_id,
+                call.id,
+                tool.name,
+                proposal.to_json(),
+                status="queued",
+            )
+            queued = await worker.call(store.approvals, spec.session_id, status="queued")
+            self.emit({"type": "plan_item_queued", "approval": approval})
+            return ToolResult(
+                f"Queued as item {len(queued)} of the plan: {proposal.summary}. Nothing has run "
+                "yet; the user reviews and applies the plan when you finish.",
+                data={"approval_id": approval["id"], "queued": True},
+            ), "queued"
+        rule = matching_rule(session["rules"], proposal)
+        if rule is not None:
+            approval = await worker.call(
+                store.add_approval,
+                spec.session_id,
+                spec.run_id,
+                call.id,
+                tool.name,
+                proposal.to_json(),
+                status="approved",
+                auto_rule=rule,
+            )
+            manager.security.audit.record(
+                "ai.auto_approved",
+                user=spec.user,
+                session=spec.session_id,
+                tool=tool.name,
+                rule=rule,
+                path=proposal.path,
+                command=proposal.command,
+            )
+            self.emit({"type": "auto_approved", "approval": approval, "rule": rule})
+            return await tool.apply(proposal, context), "done"
+        decision = await self._ask(call, tool, proposal)
+        if decision.status == "denied":
+            said = f" They said: {decision.message}" if decision.message else ""
+            return ToolResult(
+                f"The user denied this {tool.name} call; nothing was done.{said}",
+                is_error=True,
+                data={"denied": True},
+            ), "denied"
+        result = await tool.apply(proposal, context, hunks=decision.hunks)
+        if decision.message:
+            result.content += f"\nThe user said: {decision.message}"
+        return result, "done"
+
+    async def _ask(self, call: ToolCall, tool: Tool, proposal: Proposal) -> Decision:
+        manager, spec = self.manager, self.spec
+        store, worker = manager.store, manager.worker
+        approval = await worker.call(
+            store.add_approval,
+            spec.session_id,
+            spec.run_id,
+            call.id,
+            tool.name,
+            proposal.to_json(),
+            status="pending",
+        )
+        waiting = manager.approvals.wait(approval["id"])
+        # A decision can land between the insert and the wait; the row has it then.
+        current = await worker.call(store.get_approval, approval["id"])
+        if current["status"] != "pending":
+            return _stored_decision(current)
+        manager.worker.submit(store.set_tool_call_status, call.id, "pending_approval")
+        self.emit({"type": "approval_requested", "approval": approval})
+        try:
+            return await waiting
+        except asyncio.CancelledError:
+            with contextlib.suppress(Conflict):
+                await worker.call(
+                    store.decide_approval,
+                    approval["id"],
+                    status="expired",
+                    decision={"reason": "cancelled"},
+                    user=None,
+                )
+            self.emit({"type": "approval_expired", "approval_id": approval["id"]})
+            raise
+
+    async def _subagent(self, parent_call_id: str, agent_name: str, task: str) -> ToolResult:
+        manager = self.manager
+        agent = manager.agents.get(agent_name)
+        if not agent.subagent:
+            return ToolResult(f"{agent_name!r} is not a sub-agent.", is_error=True)
+        provider = await manager.provider(self.spec.provider_id)
+        history = [Message("user", task)]
+        system = system_prompt(agent, workspace=manager.workspace_name, memory=None)
+        try:
+            reason = await self.loop(
+                provider,
+                system,
+                history,
+                agent,
+                max_steps=agent.max_steps or manager.subagent_max_steps,
+                parent_call_id=parent_call_id,
+            )
+        finally:
+            await provider.aclose()
+        answer = next(
+            (m.content for m in reversed(history) if m.role == "assistant" and m.content), ""
+        )
+        if reason == "max_steps":
+            answer = f"[The {agent_name} sub-agent reached its step limit.]\n{answer}"
+        return ToolResult(
+            answer or f"The {agent_name} sub-agent gave no answer.",
+            data={"agent": agent_name, "finish": reason},
+        )
+
+
+def _stored_decision(approval: dict[str, Any]) -> Decision:
+    decision = approval.get("decision") or {}
+    status = approval["status"]
+    if status in ("approved", "partially_approved"):
+        return Decision(status, hunks=decision.get("hunks"), message=decision.get("message"))
+    return Decision("denied", message=decision.get("message"))
+
+
+def _new_call_id() -> str:
+    return f"call_{uuid.uuid4().hex[:24]}"
+
+
+def _elapsed_ms(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)
