@@ -343,6 +343,16 @@ class AgentRun:
 
     # -- tools ----------------------------------------------------------------------------
 
+    def _tool_event(self, event: dict[str, Any]) -> None:
+        """Events tools send (todos, suggestions); the todo list is kept with the session."""
+        write = None
+        if event.get("type") == "todos":
+            store = self.manager.store
+            write = functools.partial(
+                store.update_session, self.spec.session_id, todos=event["todos"]
+            )
+        self.emit(event, write=write)
+
     def _tool_context(self, call_id: str, parent_call_id: str | None) -> ToolContext:
         manager = self.manager
         return ToolContext(
@@ -353,7 +363,7 @@ class AgentRun:
             grep=manager.grep,
             reads=manager.ledger(self.spec.session_id),
             processes=manager.processes,
-            emit=self.emit,
+            emit=self._tool_event,
             pty=manager.pty,
             user=self.spec.user,
             subagents=None if parent_call_id else functools.partial(self._subagent, call_id),

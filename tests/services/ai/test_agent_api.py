@@ -100,6 +100,33 @@ async def test_the_anthropic_wire_format_runs_the_same_loop(
     assert not finished["is_error"]
 
 
+async def test_todos_and_suggestions_reach_the_session(
+    terax_api: Api, open_events: Any, model_stub: ModelStub
+) -> None:
+    todos = [
+        {"content": "Write the parser", "status": "in_progress"},
+        {"content": "Test it", "status": "pending"},
+    ]
+    model_stub.script(
+        [
+            turns.tool_calls(
+                [
+                    ("todo_write", {"todos": todos}),
+                    ("suggest_command", {"command": "pytest -q", "explanation": "tests"}),
+                ]
+            ),
+            turns.text("Planned."),
+        ]
+    )
+    session_id = await new_session(terax_api)
+    events = await run(terax_api, open_events, session_id, "Plan the parser")
+    await events.until("finish")
+    assert not events.of("approval_requested")
+    assert events.of("todos")[0]["todos"] == todos
+    assert events.of("suggestion")[0]["command"] == "pytest -q"
+    assert (await terax_api(f"ai/sessions/{session_id}"))["todos"] == todos
+
+
 async def test_one_run_per_session(terax_api: Api, open_events: Any, model_stub: ModelStub) -> None:
     model_stub.script([turns.slow(turns.text("slow " * 20, chunk=5), 0.05)])
     session_id = await new_session(terax_api)
