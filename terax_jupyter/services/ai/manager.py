@@ -11,7 +11,8 @@ import asyncio
 import os
 from typing import TYPE_CHECKING, Any
 
-from traitlets import Dict, Int, Unicode
+import httpx
+from traitlets import Dict, Float, Int, Unicode
 from traitlets.config import LoggingConfigurable
 
 from terax_jupyter.exceptions import Conflict, InvalidRequest
@@ -70,6 +71,11 @@ class AiManager(LoggingConfigurable):
     default_model = Unicode("", help="Model of new sessions (e.g. 'gpt-4.1', 'llama3.2').").tag(
         config=True
     )
+    read_timeout = Float(
+        120.0,
+        help="Seconds to wait for the next piece of a model's answer before giving up (local "
+        "models on slow machines may need more).",
+    ).tag(config=True)
     providers = Dict(
         help=(
             "Providers an administrator adds or adjusts, by id: {'kind': 'openai'|'anthropic', "
@@ -103,7 +109,8 @@ class AiManager(LoggingConfigurable):
             dict(self.providers), os.path.join(state_dir, "ai-providers.json"), security.audit
         )
         self.models = ModelRegistry(os.path.join(state_dir, "ai-models.json"))
-        self.factory = ProviderFactory(security, secrets, self.catalog)
+        timeout = httpx.Timeout(connect=10.0, read=self.read_timeout, write=30.0, pool=10.0)
+        self.factory = ProviderFactory(security, secrets, self.catalog, timeout=timeout)
         self.processes = ProcessRegistry(security, secret_names=secrets.environment_names)
         self.toolbox = Toolbox()
         self.plans = PlanRunner(self)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
+import psutil
 import pytest
 from tornado.httpclient import HTTPClientError
 
@@ -404,6 +406,50 @@ async def test_a_pending_approval_survives_a_reload(
     assert (jp_root_dir / "made").is_dir()
 
 
+async def test_background_processes_end_with_their_session(
+    terax_api: Api, open_events: Any, model_stub: ModelStub
+) -> None:
+    model_stub.script(
+        [
+            turns.tool_call("bash_background", {"command": "echo serving; sleep 60"}),
+            turns.tool_call("bash_list", {}),
+            turns.text("It runs."),
+        ]
+    )
+    session_id = await new_session(terax_api)
+    events = await run(terax_api, open_events, session_id, "Start a server")
+    approval = (await events.until("approval_requested"))["approval"]
+    assert approval["proposal"]["kind"] == "process"
+    await terax_api(f"ai/approvals/{approval['id']}", method="POST", body={"decision": "approve"})
+    await events.until("finish")
+    listed = tool_results(model_stub, 2)[-1]["content"]
+    pid = int(re.search(r"pid (\d+)", listed).group(1))
+    assert "running" in listed
+    assert psutil.pid_exists(pid)
+    await terax_api(f"ai/sessions/{session_id}", method="DELETE")
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+async def test_the_agent_reads_a_terminal(
+    terax_api: Api, open_events: Any, model_stub: ModelStub
+) -> None:
+    terminal = await terax_api("pty/sessions", method="POST", body={"shell": "bash"})
+    await terax_api(
+        f"pty/sessions/{terminal['id']}/run",
+        method="POST",
+        body={"command": "echo terminal-says-$((6 * 7))", "timeout": 20},
+    )
+    model_stub.script(
+        [turns.tool_call("get_terminal_output", {"block": -1}), turns.text("It printed 42.")]
+    )
+    session_id = await new_session(terax_api)
+    events = await run(terax_api, open_events, session_id, "What did my terminal print?")
+    await events.until("finish")
+    [result] = tool_results(model_stub, 1)
+    assert "terminal-says-42" in result["content"]
+    await terax_api(f"pty/sessions/{terminal['id']}", method="DELETE")
+
+
 # -- plan mode ------------------------------------------------------------------------------
 
 
@@ -650,6 +696,16 @@ async def test_rate_limits_are_retried_then_reported(
     error = await finish_with_error(terax_api, open_events)
     assert error["reason"] == "rate_limited"
     assert error["retry_after"] == 3600
+
+
+@pytest.mark.parametrize("ai_config", [{"read_timeout": 0.3}])
+async def test_a_model_that_stops_answering_times_out(
+    terax_api: Api, open_events: Any, model_stub: ModelStub
+) -> None:
+    model_stub.script([turns.slow(turns.text("late " * 5, chunk=5), 2.0)])
+    error = await finish_with_error(terax_api, open_events)
+    assert error["reason"] == "provider_timeout"
+    assert "took too long" in error["message"]
 
 
 async def test_an_unknown_model_and_a_cut_stream_are_errors_a_person_can_act_on(
