@@ -287,3 +287,21 @@ def test_adding_secrets_while_redacting_from_other_threads_is_safe() -> None:
         thread.join()
     assert errors == []
     assert redactor.redact("secret-value-0099") == REDACTED
+
+
+def test_keeping_lines_redacts_a_pem_block_and_keeps_the_line_count() -> None:
+    block = (
+        "before\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1234\nabcdEFGH5678\n"
+        "-----END RSA PRIVATE KEY-----\nafter token=abcdef123456\n"
+    )
+    redactor = Redactor()
+    redactor.add_secret("known-secret-value")
+    kept = redactor.redact(block + "known-secret-value\n", keep_lines=True)
+    assert kept.count("\n") == block.count("\n") + 1
+    assert "MIIEpAIBAAKCAQEA1234" not in kept
+    assert "abcdef123456" not in kept
+    assert "known-secret-value" not in kept
+    lines = kept.split("\n")
+    assert lines[0] == "before"
+    assert lines[1] == "[REDACTED]"
+    assert lines[5] == "after token=[REDACTED]"

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from terax_jupyter.services.ai.manager import AiManager
     from terax_jupyter.services.ai.providers.base import Provider, ToolCall
     from terax_jupyter.services.ai.providers.registry import ModelInfo
+    from terax_jupyter.services.ai.store import AiStore
     from terax_jupyter.services.ai.tools.base import Proposal, Tool
 
 log = logging.getLogger(__name__)
@@ -138,16 +139,18 @@ class AgentRun:
         provider: Provider | None = None
         self.emit({"type": "run_started", "run": self.describe(), "prompt": prompt})
         try:
-            history = repaired(
-                await manager.worker.call(manager.store.conversation, spec.session_id)
-            )
             user_message = Message("user", prompt)
-            await manager.worker.call(
+            # The conversation, the key and the project memory are fetched side by side;
+            # the prompt is stored after the conversation was read (one writer, in order).
+            stored, provider, memory = await asyncio.gather(
+                manager.worker.call(manager.store.conversation, spec.session_id),
+                manager.provider(spec.provider_id),
+                load_memory(manager.files, cap=manager.memory_max_bytes),
+            )
+            manager.worker.submit(
                 manager.store.add_message, spec.session_id, user_message, run_id=spec.run_id
             )
-            history.append(user_message)
-            provider = await manager.provider(spec.provider_id)
-            memory = await load_memory(manager.files, cap=manager.memory_max_bytes)
+            history = [*repaired(stored), user_message]
             system = system_prompt(
                 spec.agent,
                 workspace=manager.workspace_name,
@@ -243,8 +246,12 @@ class AgentRun:
                     is_error=result.is_error,
                 )
                 if persist:
-                    await manager.worker.call(
-                        manager.store.add_message, spec.session_id, answer, run_id=spec.run_id
+                    manager.worker.submit(
+                        manager.store.add_message,
+                        spec.session_id,
+                        answer,
+                        run_id=spec.run_id,
+                        redacted=True,
                     )
                 history.append(answer)
         self.emit({"type": "step_limit", "limit": max_steps, **marker})
@@ -256,15 +263,11 @@ class AgentRun:
         manager, spec = self.manager, self.spec
         store, worker = manager.store, manager.worker
         assistant = Message("assistant")
-        message_id = None
-        if persist:
-            message_id = await worker.call(
-                store.add_message,
-                spec.session_id,
-                assistant,
-                run_id=spec.run_id,
-                status="streaming",
-            )
+        # The row is created on the store's thread without waiting for it; the writes after
+        # it run on that thread too, in order, and find its id there.
+        row = _Row() if persist else None
+        if row is not None:
+            worker.submit(row.create, store, spec.session_id, spec.run_id)
         text: list[str] = []
         reasoning: list[str] = []
         finish = "stop"
@@ -277,18 +280,16 @@ class AgentRun:
                     self.emit(
                         {"type": "text_delta", "text": event.text, **marker},
                         write=None
-                        if message_id is None
-                        else functools.partial(store.append_message, message_id, text=event.text),
+                        if row is None
+                        else functools.partial(row.append, store, event.text),
                     )
                 elif isinstance(event, ReasoningDelta):
                     reasoning.append(event.text)
                     self.emit(
                         {"type": "reasoning_delta", "text": event.text, **marker},
                         write=None
-                        if message_id is None
-                        else functools.partial(
-                            store.append_message, message_id, reasoning=event.text
-                        ),
+                        if row is None
+                        else functools.partial(row.append, store, "", event.text),
                     )
                 elif isinstance(event, ToolCallStarted):
                     own_id = _new_call_id()
@@ -332,13 +333,13 @@ class AgentRun:
                 elif isinstance(event, Finished):
                     finish = event.reason
         except BaseException:
-            if message_id is not None:
-                await worker.call(store.finish_message, message_id, tool_calls=[], status="cut")
+            if row is not None:
+                worker.submit(row.finish, store, [], "cut")
             raise
         assistant.content = "".join(text)
         assistant.reasoning = "".join(reasoning)
-        if message_id is not None:
-            await worker.call(store.finish_message, message_id, tool_calls=assistant.tool_calls)
+        if row is not None:
+            worker.submit(row.finish, store, list(assistant.tool_calls), "complete")
         return assistant, finish
 
     # -- tools ----------------------------------------------------------------------------
@@ -387,7 +388,7 @@ class AgentRun:
             }
         )
         if persist:
-            await manager.worker.call(
+            manager.worker.submit(
                 manager.store.add_tool_call,
                 spec.session_id,
                 spec.run_id,
@@ -410,8 +411,9 @@ class AgentRun:
             raise
         duration = _elapsed_ms(started)
         result.content = redact.redact(result.content)
+        write = None
         if persist:
-            await manager.worker.call(
+            write = functools.partial(
                 manager.store.finish_tool_call,
                 call.id,
                 status=status,
@@ -419,6 +421,7 @@ class AgentRun:
                 data=result.data,
                 is_error=result.is_error,
                 duration_ms=duration,
+                redacted=True,
             )
         self.emit(
             {
@@ -432,7 +435,8 @@ class AgentRun:
                 "truncated": len(result.content) > PREVIEW_CHARS,
                 "data": redact.redact_data(result.data),
                 **marker,
-            }
+            },
+            write=write,
         )
         return result
 
@@ -599,6 +603,26 @@ class AgentRun:
             answer or f"The {agent_name} sub-agent gave no answer.",
             data={"agent": agent_name, "finish": reason},
         )
+
+
+class _Row:
+    """A streamed assistant message's row; every method runs on the store's thread."""
+
+    def __init__(self) -> None:
+        self.id: int | None = None
+
+    def create(self, store: AiStore, session_id: str, run_id: str) -> None:
+        self.id = store.add_message(
+            session_id, Message("assistant"), run_id=run_id, status="streaming"
+        )
+
+    def append(self, store: AiStore, text: str, reasoning: str = "") -> None:
+        if self.id is not None:
+            store.append_message(self.id, text=text, reasoning=reasoning)
+
+    def finish(self, store: AiStore, tool_calls: list[ToolCall], status: str) -> None:
+        if self.id is not None:
+            store.finish_message(self.id, tool_calls=tool_calls, status=status)
 
 
 def _stored_decision(approval: dict[str, Any]) -> Decision:

@@ -336,9 +336,13 @@ class AiStore:
         *,
         run_id: str | None = None,
         status: str = "complete",
+        redacted: bool = False,
     ) -> int:
+        """``redacted``: the caller already passed the text through the same redactor (a
+        tool result the runtime redacted once for both the browser and the store)."""
         _require_choice("status", status, MESSAGE_STATUSES)
         now = time.time()
+        redact = _unchanged if redacted else self._redact
         with self._transaction() as db:
             self._require_session(db, session_id, run_id)
             cursor = db.execute(
@@ -349,11 +353,11 @@ class AiStore:
                     session_id,
                     run_id,
                     message.role,
-                    self._redact(message.content),
+                    redact(message.content),
                     _dump([call.to_json() for call in message.tool_calls]),
                     message.tool_call_id,
                     message.name,
-                    self._redact(message.reasoning),
+                    redact(message.reasoning),
                     int(message.is_error),
                     status,
                     now,
@@ -568,15 +572,17 @@ class AiStore:
         data: dict[str, Any] | None = None,
         is_error: bool = False,
         duration_ms: float,
+        redacted: bool = False,
     ) -> dict[str, Any]:
         _require_choice("status", status, TOOL_CALL_STATUSES)
+        redact = _unchanged if redacted else self._redact
         with self._transaction() as db:
             cursor = db.execute(
                 "UPDATE tool_calls SET status = ?, result = ?, data = ?, is_error = ?,"
                 " ended_at = ?, duration_ms = ? WHERE id = ?",
                 (
                     status,
-                    self._redact(result),
+                    redact(result),
                     _dump(self._redact_data(data)) if data is not None else None,
                     int(is_error),
                     time.time(),
@@ -979,3 +985,7 @@ def _no_message(message_id: int) -> NotFound:
 
 def _no_call(call_id: str) -> NotFound:
     return NotFound(f"No tool call {call_id}", reason="tool_call_not_found")
+
+
+def _unchanged(text: str) -> str:
+    return text

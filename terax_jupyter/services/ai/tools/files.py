@@ -189,11 +189,16 @@ class ReadFile(Tool):
         out: list[str] = []
         size = 0
         end = offset - 1
-        for number in range(offset, min(len(lines), offset + limit - 1) + 1):
-            line = lines[number - 1].removesuffix("\r")
+        last = min(len(lines), offset + limit - 1)
+        # One redaction over the whole range (a PEM block spans lines; per-line redaction
+        # would miss its body), keeping line breaks so the numbers stay true.
+        selected = "\n".join(line.removesuffix("\r") for line in lines[offset - 1 : last])
+        redacted = context.security.redactor.redact(selected, keep_lines=True).split("\n")
+        for number in range(offset, last + 1):
+            line = redacted[number - offset]
             if len(line) > MAX_LINE_CHARS:
                 line = line[:MAX_LINE_CHARS] + f" [... line cut at {MAX_LINE_CHARS} characters]"
-            text = context.security.redactor.redact(f"{number:>5}\t{line}")
+            text = f"{number:>5}\t{line}"
             size += len(text.encode("utf-8")) + 1
             if size > MAX_OUTPUT_BYTES and out:
                 break

@@ -298,3 +298,16 @@ def test_schemas_are_closed_objects() -> None:
         assert spec.parameters["additionalProperties"] is False
         assert set(spec.parameters["required"]) <= set(spec.parameters["properties"])
         assert not tool.mutating
+
+
+async def test_read_file_hides_a_private_key_block_and_keeps_line_numbers(
+    context: ToolContext, ws: Path
+) -> None:
+    (ws / "deploy.yaml").write_text(
+        "name: web\nkey: |\n  -----BEGIN OPENSSH PRIVATE KEY-----\n  b3BlbnNzaC1rZXktdjEAAAAA\n"
+        "  QyNTUxOQAAACBbody\n  -----END OPENSSH PRIVATE KEY-----\nport: 8080\n"
+    )
+    result = await ReadFile().run({"path": "deploy.yaml"}, context)
+    assert "b3BlbnNzaC1rZXktdjEAAAAA" not in result.content
+    assert "QyNTUxOQAAACBbody" not in result.content
+    assert result.content.splitlines()[-1] == "    7\tport: 8080"
