@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 import pytest
 from playwright.sync_api import sync_playwright
 
+from terax_jupyter.testing.model_stub import ModelStub
+
 from .helpers import artifact_name, make_project, wait_for_lab, write
 
 if TYPE_CHECKING:
@@ -27,6 +29,8 @@ if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page, Playwright
 
 CHROMIUM = "/usr/bin/chromium"
+# The key the ``keyed`` provider's stub accepts; UI tests check it never reaches the page.
+STUB_KEY = "sk-ui-test-key-6d2f8a0c4e1b"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -130,13 +134,47 @@ def jp_server_cleanup() -> None:
     return None
 
 
+@pytest.fixture(scope="session")
+def model_stub() -> Iterator[ModelStub]:
+    """A model server on 127.0.0.1 the lab's ``stub`` provider talks to; a test scripts it."""
+    with ModelStub(models=["stub-model"]) as stub:
+        yield stub
+
+
+@pytest.fixture(scope="session")
+def keyed_stub() -> Iterator[ModelStub]:
+    """A model server that accepts only ``STUB_KEY`` (the lab's ``keyed`` provider)."""
+    with ModelStub(models=["stub-model"], require_key=STUB_KEY) as stub:
+        yield stub
+
+
+@pytest.fixture(autouse=True)
+def _fresh_stubs(request: pytest.FixtureRequest) -> None:
+    """Every test starts with empty scripts (stubs echo then)."""
+    for name in ("model_stub", "keyed_stub"):
+        if name in request.fixturenames:
+            request.getfixturevalue(name).reset()
+
+
+def _ai_providers(stub: ModelStub, keyed: ModelStub) -> str:
+    providers = {
+        "stub": {"kind": "openai", "label": "Stub", "base_url": stub.url, "local": True},
+        "keyed": {"kind": "openai", "label": "Keyed", "base_url": keyed.url, "local": True,
+                  "key_name": "KEYED_API_KEY"},
+    }  # fmt: skip
+    return repr(providers)
+
+
 @pytest.fixture(
     scope="session",
     params=["/", "/user/alice/"],
     ids=["root", "prefixed"],
 )
 def lab(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    model_stub: ModelStub,
+    keyed_stub: ModelStub,
 ) -> Iterator[LabServer]:
     """A real ``jupyter lab`` on 127.0.0.1, at the root or under a JupyterHub-style prefix."""
     base_url: str = request.param
@@ -162,6 +200,10 @@ def lab(
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         "--LabApp.expose_app_in_browser=True",
         "--PtyManager.shell_command=/bin/bash",
+        "--SecretsManager.backend=file",
+        f"--AiManager.providers={_ai_providers(model_stub, keyed_stub)}",
+        "--AiManager.default_provider=stub",
+        "--AiManager.default_model=stub-model",
     ]
     with log.open("wb") as output:
         process = subprocess.Popen(
