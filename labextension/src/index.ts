@@ -3,17 +3,22 @@
  */
 import type { JupyterFrontEndPlugin } from '@jupyterlab/application';
 
+import { aiPlugin } from './plugins/ai';
+import { aiReviewPlugin } from './plugins/aireview';
 import { gitPlugin } from './plugins/git';
 import { goToFilePlugin } from './plugins/gotofile';
 import { searchInFilesPlugin } from './plugins/searchfiles';
 import { terminalPlugin } from './plugins/terminal';
 
+export { ITeraxAi } from './ai/tokens';
 export { IGoToFile } from './gotofile/tokens';
 export { ISearchInFiles } from './searchfiles/tokens';
 export { ITeraxTerminals } from './terminal/tokens';
 export type { AskHandler, IBlockQuestion } from './terminal/tokens';
 
 const plugins: JupyterFrontEndPlugin<unknown>[] = [
+  aiPlugin,
+  aiReviewPlugin,
   gitPlugin,
   goToFilePlugin,
   searchInFilesPlugin,

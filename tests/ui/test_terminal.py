@@ -38,7 +38,7 @@ def api(lab: LabServer, path: str) -> Any:
 def open_terminal(page: Page) -> Locator:
     """A new Terax terminal tab, ready at its prompt (the input line shows)."""
     before = page.locator(PANE).count()
-    page.evaluate("() => window.jupyterapp.commands.execute('terax:new-terminal')")
+    page.evaluate("async () => { await window.jupyterapp.commands.execute('terax:new-terminal'); }")
     expect(page.locator(PANE)).to_have_count(before + 1, timeout=START_TIMEOUT_MS)
     pane = page.locator(PANE).nth(before)
     expect(pane.locator(EDITOR)).to_be_visible(timeout=START_TIMEOUT_MS)

@@ -228,3 +228,39 @@ export function listFolder(
     settings: options.settings
   });
 }
+
+/**
+ * A file's content (`GET fs/file`).
+ */
+export interface IFileContent {
+  /** Relative to the server root when inside it, else absolute. */
+  path: string;
+  name: string;
+  size: number;
+  mtime_ms: number;
+  /** The text, or base64 when `binary`. */
+  content: string;
+  /** A codec name, or `base64`. */
+  encoding: string;
+  binary: boolean;
+  /** Send it back when writing. */
+  etag: string;
+}
+
+/**
+ * Read a file; `format: 'text'` refuses a binary file (`binary_file`).
+ */
+export function readFile(
+  path: string,
+  options: {
+    format?: 'auto' | 'text' | 'base64';
+    signal?: AbortSignal;
+    settings?: ServerConnection.ISettings;
+  } = {}
+): Promise<IFileContent> {
+  return requestAPI<IFileContent>('fs/file', {
+    query: { path, format: options.format ?? 'auto' },
+    signal: options.signal,
+    settings: options.settings
+  });
+}

@@ -135,7 +135,7 @@ class AgentRun:
 
     async def execute(self, prompt: str) -> None:
         manager, spec = self.manager, self.spec
-        status, error = "finished", None
+        status, error, reason = "finished", None, "error"
         provider: Provider | None = None
         self.emit({"type": "run_started", "run": self.describe(), "prompt": prompt})
         try:
@@ -160,14 +160,11 @@ class AgentRun:
             reason = await self.loop(
                 provider, system, history, spec.agent, max_steps=spec.max_steps
             )
-            self.emit({"type": "finish", "reason": reason, "steps": self.steps})
         except asyncio.CancelledError:
-            status = "cancelled"
-            self.emit({"type": "finish", "reason": "cancelled", "steps": self.steps})
+            status = reason = "cancelled"
         except TeraxError as failure:
             status, error = "failed", self._error_payload(failure)
             self.emit({"type": "error", **error})
-            self.emit({"type": "finish", "reason": "error", "steps": self.steps})
         except Exception:
             log.exception("AI run %s failed", spec.run_id)
             status = "failed"
@@ -176,14 +173,18 @@ class AgentRun:
                 "reason": "internal_error",
             }
             self.emit({"type": "error", **error})
-            self.emit({"type": "finish", "reason": "error", "steps": self.steps})
         finally:
             if provider is not None:
                 await provider.aclose()
-            await manager.worker.call(
-                manager.store.finish_run, spec.run_id, status, steps=self.steps, error=error
-            )
+            # The session is free before anyone hears that the run finished: a client that
+            # acts on "finish" (a new prompt, applying the plan) must not meet "run_active".
             manager.run_ended(self)
+            self.emit(
+                {"type": "finish", "reason": reason, "steps": self.steps},
+                write=functools.partial(
+                    manager.store.finish_run, spec.run_id, status, steps=self.steps, error=error
+                ),
+            )
 
     def _error_payload(self, failure: TeraxError) -> dict[str, Any]:
         payload: dict[str, Any] = {

@@ -73,7 +73,7 @@ class BashRun(Tool):
         return Proposal(
             tool=self.name,
             kind="command",
-            summary=f"Run {_one_line(command)} in {shown}",
+            summary=f"Run {_one_line(command)}{_where(shown)}",
             payload={"command": command, "cwd": cwd.path, "timeout": timeout},
             path=shown,
             command=command,
@@ -142,7 +142,7 @@ class BashBackground(Tool):
         return Proposal(
             tool=self.name,
             kind="process",
-            summary=f"Start {_one_line(command)} in the background in {shown}",
+            summary=f"Start {_one_line(command)} in the background{_where(shown)}",
             payload={"command": command, "cwd": cwd.path},
             path=shown,
             command=command,
@@ -340,6 +340,11 @@ def _command(value: Any, context: ToolContext) -> str:
 
 def _shown(context: ToolContext, cwd: CheckedPath) -> str:
     return context.security.paths.display(cwd.path) or "."
+
+
+def _where(shown: str) -> str:
+    """Where a command runs, for a summary: nothing for the workspace root."""
+    return "" if shown in ("", ".") else f" in {shown}"
 
 
 def _one_line(command: str, limit: int = 120) -> str:

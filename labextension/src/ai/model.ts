@@ -1,0 +1,474 @@
+/**
+ * One AI session, live: loaded through REST, kept current by its events
+ * WebSocket (reconnecting after the last event seen), with the actions the
+ * panel offers (send, stop, approve, plan, rules).
+ */
+import type { ServerConnection } from '@jupyterlab/services';
+import type { IDisposable } from '@lumino/disposable';
+import { type ISignal, Signal } from '@lumino/signaling';
+
+import {
+  type AiApprovalStatus,
+  applyPlan,
+  cancelRun,
+  decide,
+  discardPlan,
+  eventsURL,
+  getMessages,
+  getSession,
+  getToolCalls,
+  type IAiDecision,
+  type IAiRule,
+  type IAiSession,
+  setRules,
+  startRun,
+  updateSession
+} from '../api/ai';
+import { errorMessage, TeraxAPIError } from '../api/request';
+import {
+  applyEvent,
+  buildChat,
+  chatError,
+  emptyChat,
+  type IChatError,
+  type IChatEvent,
+  type IChatState,
+  withError
+} from '../common/aichat';
+
+/**
+ * Where the events connection is.
+ */
+export type ConnectionStatus = 'idle' | 'connecting' | 'open' | 'retrying';
+
+const RETRY_MS = [500, 1000, 2000, 5000, 10000];
+
+/**
+ * The error of a failed request, for a banner.
+ */
+export function requestError(error: unknown): IChatError {
+  if (error instanceof TeraxAPIError) {
+    return chatError({ message: error.message, reason: error.reason });
+  }
+  return chatError({ message: errorMessage(error), reason: 'request_failed' });
+}
+
+/**
+ * A live session.
+ */
+export class AiSessionModel implements IDisposable {
+  constructor(options: AiSessionModel.IOptions) {
+    this.id = options.id;
+    this._settings = options.settings;
+    this._state = emptyChat(options.id);
+  }
+
+  readonly id: string;
+
+  /**
+   * Emitted (at most once per frame) when anything shown changes.
+   */
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  /**
+   * Emitted when the server deleted the session.
+   */
+  get deleted(): ISignal<this, void> {
+    return this._deleted;
+  }
+
+  /**
+   * Emitted when a run ends (the session list may have a new title).
+   */
+  get runEnded(): ISignal<this, string> {
+    return this._runEnded;
+  }
+
+  get state(): IChatState {
+    return this._state;
+  }
+
+  /**
+   * The session's fields as last loaded (title, provider, model, ...).
+   */
+  get session(): IAiSession | null {
+    return this._session;
+  }
+
+  get loading(): boolean {
+    return this._loading;
+  }
+
+  get connection(): ConnectionStatus {
+    return this._connection;
+  }
+
+  /**
+   * A request of the panel is in flight (sending, deciding, ...).
+   */
+  get busy(): boolean {
+    return this._busy > 0;
+  }
+
+  get isDisposed(): boolean {
+    return this._isDisposed;
+  }
+
+  /**
+   * Load the session and follow its events.
+   */
+  async load(): Promise<void> {
+    this._loading = true;
+    this._emit();
+    try {
+      await this._reload();
+    } catch (error) {
+      this._state = withError(this._state, requestError(error));
+    } finally {
+      this._loading = false;
+      this._emit();
+    }
+    this._connect();
+  }
+
+  /**
+   * Send a prompt (starts a run).
+   */
+  async send(prompt: string): Promise<boolean> {
+    const text = prompt.trim();
+    if (!text || this._state.running) {
+      return false;
+    }
+    this._state = withError(this._state, null);
+    return this._request(async () => {
+      await startRun(this.id, text);
+      // The run's events follow; make sure the socket is there for them.
+      if (this._connection === 'idle') {
+        this._connect();
+      }
+      if (!this._session?.title) {
+        // The first prompt titles the session.
+        this._session = await getSession(this.id);
+      }
+    });
+  }
+
+  /**
+   * Cancel the run.
+   */
+  stop(): Promise<boolean> {
+    if (!this._state.running) {
+      return Promise.resolve(false);
+    }
+    return this._request(() => cancelRun(this.id));
+  }
+
+  /**
+   * Answer an approval.
+   */
+  decide(approvalId: string, decision: IAiDecision): Promise<boolean> {
+    return this._request(async () => {
+      await decide(approvalId, decision);
+    });
+  }
+
+  /**
+   * Apply the queued plan (per-item decisions; approve by default).
+   */
+  applyPlan(decisions: Record<string, IAiDecision> = {}): Promise<boolean> {
+    return this._request(async () => {
+      await applyPlan(this.id, decisions);
+    });
+  }
+
+  discardPlan(): Promise<boolean> {
+    return this._request(async () => {
+      await discardPlan(this.id);
+    });
+  }
+
+  /**
+   * Replace the auto-approve rules.
+   */
+  setRules(rules: IAiRule[]): Promise<boolean> {
+    return this._request(async () => {
+      this._session = await setRules(this.id, rules);
+      this._state = { ...this._state, rules: this._session.rules };
+    });
+  }
+
+  /**
+   * Change the session's title, agent, provider, model or plan mode.
+   */
+  update(
+    fields: Partial<
+      Pick<IAiSession, 'title' | 'agent' | 'provider' | 'model' | 'plan_mode'>
+    >
+  ): Promise<boolean> {
+    return this._request(async () => {
+      this._session = await updateSession(this.id, fields);
+      this._state = { ...this._state, planMode: this._session.plan_mode };
+    });
+  }
+
+  setPlanMode(on: boolean): Promise<boolean> {
+    return this.update({ plan_mode: on });
+  }
+
+  /**
+   * Show an error the panel met (or null to dismiss the banner).
+   */
+  setError(error: IChatError | null): void {
+    this._state = withError(this._state, error);
+    this._emit();
+  }
+
+  /**
+   * Hide the suggested command.
+   */
+  dismissSuggestion(): void {
+    this._state = { ...this._state, suggestion: null };
+    this._emit();
+  }
+
+  /**
+   * Reload through REST (after missed events).
+   */
+  async refresh(): Promise<void> {
+    try {
+      await this._reload();
+    } catch (error) {
+      this._state = withError(this._state, requestError(error));
+    }
+    this._emit();
+  }
+
+  dispose(): void {
+    if (this._isDisposed) {
+      return;
+    }
+    this._isDisposed = true;
+    this._closeSocket();
+    if (this._frame !== null) {
+      cancelAnimationFrame(this._frame);
+    }
+    if (this._timer !== null) {
+      clearTimeout(this._timer);
+    }
+    Signal.clearData(this);
+  }
+
+  /**
+   * The status of an approval as this view knows it.
+   */
+  approvalStatus(approvalId: string): AiApprovalStatus | null {
+    if (this._state.approvals.some(a => a.id === approvalId)) {
+      return 'pending';
+    }
+    if (this._state.plan.some(a => a.id === approvalId)) {
+      return 'queued';
+    }
+    return null;
+  }
+
+  private async _request(action: () => Promise<unknown>): Promise<boolean> {
+    this._busy++;
+    this._emit();
+    try {
+      await action();
+      return true;
+    } catch (error) {
+      this._state = withError(this._state, requestError(error));
+      return false;
+    } finally {
+      this._busy--;
+      this._emit();
+    }
+  }
+
+  private async _reload(): Promise<void> {
+    const session = await getSession(this.id);
+    const [messages, records] = await Promise.all([
+      getMessages(this.id),
+      getToolCalls(this.id)
+    ]);
+    if (this._isDisposed) {
+      return;
+    }
+    this._session = session;
+    const previous = this._state.turns.length ? this._state : undefined;
+    this._state = buildChat(session, messages, records, previous);
+    // Loaded in the middle of a run: the stored text may already hold some
+    // of the events that follow, so read it again once the run ends.
+    this._reloadAtFinish = session.run !== null;
+  }
+
+  private _connect(): void {
+    if (this._isDisposed || this._socket || this._state.deleted) {
+      return;
+    }
+    const url = eventsURL(this.id, this._state.lastSeq, this._settings);
+    const Socket = this._settings.WebSocket;
+    const socket = new Socket(url);
+    this._socket = socket;
+    this._connection = this._retries ? 'retrying' : 'connecting';
+    socket.onopen = () => {
+      this._retries = 0;
+      this._connection = 'open';
+      this._emit();
+    };
+    socket.onmessage = message => {
+      let event: IChatEvent;
+      try {
+        event = JSON.parse(String(message.data)) as IChatEvent;
+      } catch {
+        return;
+      }
+      this._onEvent(event);
+    };
+    socket.onclose = () => {
+      if (this._socket !== socket) {
+        return;
+      }
+      this._socket = null;
+      if (this._isDisposed || this._state.deleted) {
+        this._connection = 'idle';
+        return;
+      }
+      this._connection = 'retrying';
+      const delay = RETRY_MS[Math.min(this._retries, RETRY_MS.length - 1)];
+      this._retries++;
+      this._emit();
+      this._retryTimer = setTimeout(() => {
+        this._retryTimer = null;
+        void this._reconnect();
+      }, delay);
+    };
+  }
+
+  /**
+   * Connect again after a drop: replay after the last event seen, unless
+   * the server restarted (its numbering began again): then reload.
+   */
+  private async _reconnect(): Promise<void> {
+    try {
+      const session = await getSession(this.id);
+      if (session.last_seq < this._state.lastSeq) {
+        await this.refresh();
+      }
+    } catch {
+      // Still unreachable: the socket's own failure schedules the next try.
+    }
+    this._connect();
+  }
+
+  private _closeSocket(): void {
+    if (this._retryTimer !== null) {
+      clearTimeout(this._retryTimer);
+      this._retryTimer = null;
+    }
+    const socket = this._socket;
+    this._socket = null;
+    if (socket) {
+      socket.onclose = null;
+      socket.onmessage = null;
+      socket.close();
+    }
+    this._connection = 'idle';
+  }
+
+  private _onEvent(event: IChatEvent): void {
+    if (event.type === 'overflow') {
+      // Fell behind: reconnect after the last event applied.
+      this._closeSocket();
+      this._connect();
+      return;
+    }
+    const before = this._state;
+    this._state = applyEvent(this._state, event);
+    if (this._state.stale) {
+      this._closeSocket();
+      void this.refresh().then(() => this._connect());
+      return;
+    }
+    if (this._state.deleted && !before.deleted) {
+      this._closeSocket();
+      this._deleted.emit();
+    }
+    if (event.type === 'rules' && this._session) {
+      this._session = { ...this._session, rules: this._state.rules };
+    }
+    if (event.type === 'finish' && !event.parent_call_id) {
+      this._runEnded.emit(String(event.reason ?? ''));
+      if (this._reloadAtFinish) {
+        this._reloadAtFinish = false;
+        void this.refresh();
+      } else {
+        // The title comes from the first prompt.
+        void getSession(this.id)
+          .then(session => {
+            this._session = session;
+            this._emit();
+          })
+          .catch(() => undefined);
+      }
+    }
+    if (this._state !== before) {
+      this._emit();
+    }
+  }
+
+  /**
+   * Coalesce change notifications: streaming sends many small events.
+   */
+  private _emit(): void {
+    if (this._isDisposed || this._frame !== null || this._timer !== null) {
+      return;
+    }
+    const fire = (): void => {
+      if (this._frame !== null) {
+        cancelAnimationFrame(this._frame);
+      }
+      if (this._timer !== null) {
+        clearTimeout(this._timer);
+      }
+      this._frame = null;
+      this._timer = null;
+      if (!this._isDisposed) {
+        this._changed.emit();
+      }
+    };
+    this._frame = requestAnimationFrame(fire);
+    // A background tab gets no frames.
+    this._timer = setTimeout(fire, 100);
+  }
+
+  private readonly _settings: ServerConnection.ISettings;
+  private _state: IChatState;
+  private _session: IAiSession | null = null;
+  private _loading = false;
+  private _busy = 0;
+  private _isDisposed = false;
+  private _socket: WebSocket | null = null;
+  private _connection: ConnectionStatus = 'idle';
+  private _retries = 0;
+  private _retryTimer: ReturnType<typeof setTimeout> | null = null;
+  private _reloadAtFinish = false;
+  private _frame: number | null = null;
+  private _timer: ReturnType<typeof setTimeout> | null = null;
+  private readonly _changed = new Signal<this, void>(this);
+  private readonly _deleted = new Signal<this, void>(this);
+  private readonly _runEnded = new Signal<this, string>(this);
+}
+
+/**
+ * A namespace for AiSessionModel statics.
+ */
+export namespace AiSessionModel {
+  export interface IOptions {
+    id: string;
+    settings: ServerConnection.ISettings;
+  }
+}

@@ -1,0 +1,508 @@
+import { describe, expect, it } from 'vitest';
+
+import {
+  applyEvent,
+  applyEvents,
+  buildChat,
+  emptyChat,
+  errorAction,
+  expandSnippets,
+  fenceFor,
+  formatTokens,
+  type IChatApproval,
+  type IChatEvent,
+  type IStoredSession,
+  keyNameIn,
+  promptHistory,
+  promptWithAttachments,
+  slashCommand,
+  tokenAtCaret,
+  toolSubject
+} from './aichat';
+
+function session(fields: Partial<IStoredSession> = {}): IStoredSession {
+  return {
+    id: 's1',
+    plan_mode: false,
+    rules: [],
+    todos: [],
+    run: null,
+    pending_approvals: [],
+    plan: [],
+    usage: { input_tokens: 10, output_tokens: 5, cached_tokens: 0 },
+    last_seq: 0,
+    ...fields
+  };
+}
+
+function approval(
+  id: string,
+  callId: string,
+  fields: Partial<IChatApproval> = {}
+): IChatApproval {
+  return {
+    id,
+    run_id: 'r1',
+    call_id: callId,
+    tool: 'bash_run',
+    status: 'pending',
+    proposal: {
+      tool: 'bash_run',
+      kind: 'command',
+      summary: 'Run touch x in .',
+      path: '.',
+      command: 'touch x',
+      diff: null,
+      hunks: []
+    },
+    decision: null,
+    ...fields
+  };
+}
+
+let seq = 0;
+function ev(type: string, fields: Record<string, unknown> = {}): IChatEvent {
+  seq += 1;
+  return { type, seq, run_id: 'r1', ...fields };
+}
+
+function live(): IChatEvent[] {
+  seq = 0;
+  return [
+    ev('run_started', { run: { id: 'r1', steps: 0 }, prompt: 'hello' }),
+    ev('step', { index: 1 }),
+    ev('reasoning_delta', { text: 'Thinking' }),
+    ev('reasoning_delta', { text: ' hard' }),
+    ev('text_delta', { text: 'Hi ' }),
+    ev('text_delta', { text: 'there' }),
+    ev('tool_call_streaming', { call_id: 'c1', name: 'bash_run' }),
+    ev('tool_call_started', {
+      call_id: 'c1',
+      name: 'bash_run',
+      arguments: { command: 'touch x' }
+    }),
+    ev('usage', { input_tokens: 100, output_tokens: 20, cached_tokens: 0 })
+  ];
+}
+
+describe('applyEvent', () => {
+  it('streams text, reasoning and a tool card into a new turn', () => {
+    const state = applyEvents(emptyChat('s1'), live());
+    expect(state.running).toBe(true);
+    expect(state.turns).toHaveLength(1);
+    const [turn] = state.turns;
+    expect(turn.prompt).toBe('hello');
+    expect(turn.step).toBe(1);
+    expect(turn.parts).toEqual([
+      { kind: 'reasoning', text: 'Thinking hard' },
+      { kind: 'text', text: 'Hi there' },
+      { kind: 'tool', callId: 'c1' }
+    ]);
+    expect(state.tools.c1.status).toBe('running');
+    expect(state.tools.c1.arguments).toEqual({ command: 'touch x' });
+    expect(turn.usage).toEqual({ input: 100, output: 20, cached: 0 });
+    expect(state.usage.input).toBe(100);
+    expect(state.lastSeq).toBe(9);
+  });
+
+  it('ignores replayed events', () => {
+    const events = live();
+    const once = applyEvents(emptyChat('s1'), events);
+    const twice = applyEvents(once, events);
+    expect(twice).toBe(once);
+    expect(twice.turns[0].parts[1]).toEqual({ kind: 'text', text: 'Hi there' });
+  });
+
+  it('follows an approval to the finished call', () => {
+    let state = applyEvents(emptyChat('s1'), live());
+    const pending = approval('a1', 'c1');
+    state = applyEvent(state, ev('approval_requested', { approval: pending }));
+    expect(state.approvals.map(a => a.id)).toEqual(['a1']);
+    expect(state.tools.c1.status).toBe('pending_approval');
+    expect(state.tools.c1.approvalId).toBe('a1');
+    state = applyEvent(
+      state,
+      ev('approval_resolved', { approval: { ...pending, status: 'approved' } })
+    );
+    expect(state.approvals).toEqual([]);
+    expect(state.tools.c1.approval).toBe('approved');
+    state = applyEvent(
+      state,
+      ev('tool_call_finished', {
+        call_id: 'c1',
+        name: 'bash_run',
+        status: 'done',
+        is_error: false,
+        duration_ms: 12,
+        content: 'exit 0',
+        truncated: false,
+        data: { exit_code: 0 }
+      })
+    );
+    expect(state.tools.c1).toMatchObject({
+      status: 'done',
+      durationMs: 12,
+      result: 'exit 0',
+      data: { exit_code: 0 }
+    });
+    state = applyEvent(state, ev('finish', { reason: 'stop', steps: 2 }));
+    expect(state.running).toBe(false);
+    expect(state.turns[0]).toMatchObject({ running: false, finish: 'stop' });
+  });
+
+  it('cancels what was still running when the run ends', () => {
+    let state = applyEvents(emptyChat('s1'), live());
+    state = applyEvent(
+      state,
+      ev('approval_requested', { approval: approval('a1', 'c1') })
+    );
+    state = applyEvent(state, ev('approval_expired', { approval_id: 'a1' }));
+    state = applyEvent(state, ev('finish', { reason: 'cancelled', steps: 1 }));
+    expect(state.approvals).toEqual([]);
+    expect(state.tools.c1.status).toBe('cancelled');
+    expect(state.tools.c1.approval).toBe('expired');
+  });
+
+  it('nests a sub-agent under its call', () => {
+    seq = 0;
+    const state = applyEvents(emptyChat('s1'), [
+      ev('run_started', { run: { id: 'r1' }, prompt: 'explore' }),
+      ev('tool_call_started', {
+        call_id: 'c1',
+        name: 'run_subagent',
+        arguments: { agent: 'explore', task: 'look' }
+      }),
+      ev('step', { index: 1, parent_call_id: 'c1' }),
+      ev('text_delta', { text: 'found', parent_call_id: 'c1' }),
+      ev('tool_call_started', {
+        call_id: 'c2',
+        name: 'grep',
+        arguments: { pattern: 'x' },
+        parent_call_id: 'c1'
+      })
+    ]);
+    expect(state.turns[0].parts).toEqual([{ kind: 'tool', callId: 'c1' }]);
+    expect(state.turns[0].step).toBe(0);
+    expect(state.tools.c1.children).toEqual([
+      { kind: 'text', text: 'found' },
+      { kind: 'tool', callId: 'c2' }
+    ]);
+    expect(state.tools.c2.parentCallId).toBe('c1');
+  });
+
+  it('keeps the error for a banner and clears it on the next run', () => {
+    seq = 0;
+    let state = applyEvents(emptyChat('s1'), [
+      ev('run_started', { run: { id: 'r1' }, prompt: 'hi' }),
+      ev('error', {
+        message: 'The key KEYED_API_KEY was refused.',
+        reason: 'bad_key',
+        provider: 'keyed'
+      }),
+      ev('finish', { reason: 'error', steps: 1 })
+    ]);
+    expect(state.error).toMatchObject({
+      reason: 'bad_key',
+      provider: 'keyed',
+      runId: 'r1'
+    });
+    expect(state.turns[0].error?.reason).toBe('bad_key');
+    state = applyEvent(
+      state,
+      ev('run_started', { run: { id: 'r2' }, prompt: 'again', run_id: 'r2' })
+    );
+    expect(state.error).toBeNull();
+    expect(state.turns).toHaveLength(2);
+  });
+
+  it('queues plan items and applies them', () => {
+    seq = 0;
+    const item1 = approval('a1', 'c1', { status: 'queued' });
+    const item2 = approval('a2', 'c2', { status: 'queued' });
+    let state = applyEvents(emptyChat('s1'), [
+      ev('run_started', { run: { id: 'r1' }, prompt: 'plan it' }),
+      ev('tool_call_started', {
+        call_id: 'c1',
+        name: 'bash_run',
+        arguments: {}
+      }),
+      ev('plan_item_queued', { approval: item1 }),
+      ev('tool_call_started', {
+        call_id: 'c2',
+        name: 'bash_run',
+        arguments: {}
+      }),
+      ev('plan_item_queued', { approval: item2 }),
+      ev('finish', { reason: 'stop' })
+    ]);
+    expect(state.plan.map(a => a.id)).toEqual(['a1', 'a2']);
+    expect(state.tools.c1.status).toBe('queued');
+    state = applyEvent(
+      state,
+      ev('plan_applied', {
+        run_id: undefined,
+        outcomes: [
+          {
+            approval_id: 'a1',
+            status: 'approved',
+            result: 'ok',
+            is_error: false
+          },
+          {
+            approval_id: 'a2',
+            status: 'failed',
+            result: 'changed',
+            is_error: true
+          }
+        ],
+        stopped: true
+      })
+    );
+    expect(state.plan.map(a => a.id)).toEqual(['a2']);
+    expect(state.tools.c1.status).toBe('done');
+    expect(state.tools.c2.status).toBe('queued');
+    const parts = state.turns[0].parts;
+    expect(parts[parts.length - 1]).toMatchObject({
+      kind: 'note',
+      tone: 'warning'
+    });
+  });
+
+  it('keeps todos, rules and suggestions; asks for a reload on resync', () => {
+    seq = 0;
+    let state = applyEvents(emptyChat('s1'), [
+      ev('todos', { todos: [{ content: 'a', status: 'pending' }] }),
+      ev('rules', { rules: [{ tool: 'bash_run', command_prefix: 'ls' }] }),
+      ev('suggestion', { command: 'npm start', explanation: 'serve' })
+    ]);
+    expect(state.todos).toHaveLength(1);
+    expect(state.rules[0].command_prefix).toBe('ls');
+    expect(state.suggestion?.command).toBe('npm start');
+    state = applyEvent(state, { type: 'resync', seq: 99 });
+    expect(state.stale).toBe(true);
+    state = applyEvent(state, ev('deleted'));
+    expect(state.deleted).toBe(true);
+  });
+});
+
+describe('buildChat', () => {
+  const messages = [
+    {
+      id: 1,
+      run_id: 'r1',
+      role: 'user',
+      content: 'run it',
+      status: 'complete'
+    },
+    {
+      id: 2,
+      run_id: 'r1',
+      role: 'assistant',
+      content: 'Sure.',
+      reasoning: 'easy',
+      tool_calls: [
+        { id: 'c1', name: 'bash_run', arguments: { command: 'ls' } }
+      ],
+      status: 'complete'
+    },
+    {
+      id: 3,
+      run_id: 'r1',
+      role: 'tool',
+      content: 'a b',
+      tool_call_id: 'c1',
+      status: 'complete'
+    },
+    {
+      id: 4,
+      run_id: 'r1',
+      role: 'assistant',
+      content: 'Done.',
+      status: 'complete'
+    },
+    {
+      id: 5,
+      run_id: null,
+      role: 'user',
+      content:
+        '[The user discarded the plan (1 items); nothing of it was applied.]',
+      status: 'complete'
+    },
+    { id: 6, run_id: 'r2', role: 'user', content: 'next', status: 'complete' },
+    {
+      id: 7,
+      run_id: 'r2',
+      role: 'assistant',
+      content: '',
+      tool_calls: [
+        { id: 'c2', name: 'bash_run', arguments: { command: 'rm x' } }
+      ],
+      status: 'complete'
+    }
+  ];
+  const records = [
+    {
+      id: 'c1',
+      run_id: 'r1',
+      name: 'bash_run',
+      arguments: { command: 'ls' },
+      status: 'done',
+      result: 'a b',
+      data: { exit_code: 0 },
+      is_error: false,
+      duration_ms: 7
+    }
+  ];
+
+  it('rebuilds turns, cards, notes and the pending approval', () => {
+    const state = buildChat(
+      session({
+        run: { id: 'r2', steps: 1 },
+        pending_approvals: [approval('a2', 'c2', { run_id: 'r2' })],
+        last_seq: 42
+      }),
+      messages,
+      records
+    );
+    expect(state.turns.map(t => t.prompt)).toEqual(['run it', 'next']);
+    expect(state.turns[0].parts).toEqual([
+      { kind: 'reasoning', text: 'easy' },
+      { kind: 'text', text: 'Sure.' },
+      { kind: 'tool', callId: 'c1' },
+      { kind: 'text', text: 'Done.' },
+      {
+        kind: 'note',
+        text: 'The user discarded the plan (1 items); nothing of it was applied.',
+        tone: 'info'
+      }
+    ]);
+    expect(state.tools.c1).toMatchObject({ status: 'done', durationMs: 7 });
+    expect(state.tools.c2).toMatchObject({
+      status: 'pending_approval',
+      approvalId: 'a2'
+    });
+    expect(state.turns[1].running).toBe(true);
+    expect(state.running).toBe(true);
+    expect(state.lastSeq).toBe(42);
+    expect(state.usage).toEqual({ input: 10, output: 5, cached: 0 });
+    // Events after the reload continue the same turn.
+    const next = applyEvent(state, {
+      type: 'approval_resolved',
+      seq: 43,
+      run_id: 'r2',
+      approval: approval('a2', 'c2', { status: 'denied' })
+    });
+    expect(next.approvals).toEqual([]);
+    expect(next.tools.c2.approval).toBe('denied');
+  });
+
+  it('keeps per-turn usage from the live state', () => {
+    const first = applyEvents(emptyChat('s1'), live());
+    const rebuilt = buildChat(session(), messages, records, first);
+    expect(rebuilt.turns[0].usage).toEqual({
+      input: 100,
+      output: 20,
+      cached: 0
+    });
+    expect(rebuilt.tools.c2.status).toBe('cancelled');
+  });
+});
+
+describe('composer helpers', () => {
+  it('finds slash commands', () => {
+    expect(slashCommand('/plan')).toBe('plan');
+    expect(slashCommand(' /init ')).toBe('init');
+    expect(slashCommand('/plan this')).toBeNull();
+    expect(slashCommand('hello')).toBeNull();
+  });
+
+  it('finds the @ or # word at the caret', () => {
+    expect(tokenAtCaret('read @src/ap now', 12, '@')).toEqual({
+      start: 5,
+      end: 12,
+      query: 'src/ap'
+    });
+    expect(tokenAtCaret('mail a@b', 8, '@')).toBeNull();
+    expect(tokenAtCaret('#fix', 4, '#')).toEqual({
+      start: 0,
+      end: 4,
+      query: 'fix'
+    });
+    expect(tokenAtCaret('no token', 3, '#')).toBeNull();
+  });
+
+  it('expands known snippets only', () => {
+    expect(
+      expandSnippets('#review this and #nope', { review: 'Review carefully:' })
+    ).toBe('Review carefully: this and #nope');
+  });
+
+  it('adds attachments to the prompt', () => {
+    const prompt = promptWithAttachments('Why?', [
+      { kind: 'file', path: 'src/app.py' },
+      {
+        kind: 'selection',
+        label: 'x',
+        text: 'a ``` b',
+        path: 'x.py',
+        language: 'python'
+      },
+      { kind: 'block', label: 'ls', markdown: '`ls`' }
+    ]);
+    expect(prompt).toContain('- src/app.py');
+    expect(prompt).toContain('````python\na ``` b\n````');
+    expect(prompt).toContain('Terminal block:\n`ls`');
+    expect(promptWithAttachments('plain', [])).toBe('plain');
+    expect(fenceFor('none')).toBe('```');
+  });
+
+  it('lists own prompts newest first without repeats', () => {
+    const state = applyEvents(emptyChat('s1'), [
+      {
+        type: 'run_started',
+        seq: 1,
+        run_id: 'a',
+        run: { id: 'a' },
+        prompt: 'one'
+      },
+      {
+        type: 'run_started',
+        seq: 2,
+        run_id: 'b',
+        run: { id: 'b' },
+        prompt: 'two'
+      },
+      {
+        type: 'run_started',
+        seq: 3,
+        run_id: 'c',
+        run: { id: 'c' },
+        prompt: 'one'
+      }
+    ]);
+    expect(promptHistory(state)).toEqual(['one', 'two']);
+  });
+});
+
+describe('views', () => {
+  it('maps error reasons to actions and finds key names', () => {
+    expect(errorAction('bad_key')).toBe('settings');
+    expect(errorAction('provider_unreachable')).toBe('test');
+    expect(errorAction('rate_limited')).toBe('retry');
+    expect(errorAction('context_too_long')).toBe('new-session');
+    expect(errorAction('whatever')).toBeNull();
+    expect(keyNameIn('Set OPENAI_API_KEY in settings.')).toBe('OPENAI_API_KEY');
+    expect(keyNameIn('no key here')).toBeNull();
+  });
+
+  it('formats tokens and tool subjects', () => {
+    expect(formatTokens(950)).toBe('950');
+    expect(formatTokens(12_345)).toBe('12k');
+    expect(formatTokens(1_234)).toBe('1.2k');
+    expect(formatTokens(2_500_000)).toBe('2.5M');
+    expect(
+      toolSubject({ name: 'bash_run', arguments: { command: 'ls\nx' } })
+    ).toBe('ls');
+    expect(toolSubject({ name: 'todo_write', arguments: null })).toBe('');
+  });
+});

@@ -1,0 +1,269 @@
+"""The AI side panel in Chromium against the model stubs: streaming, approvals, reload, keys."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING
+
+import pytest
+from playwright.sync_api import expect
+
+from terax_jupyter.testing.model_stub import slow, text, tool_call
+
+from .conftest import STUB_KEY
+from .helpers import READY_TIMEOUT_MS, artifact_name, wait_for_lab
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Locator, Page
+
+    from terax_jupyter.testing.model_stub import ModelStub
+
+    from .conftest import LabServer
+
+pytestmark = pytest.mark.ui
+
+PANEL = "#terax-ai"
+TIMEOUT_MS = 15_000
+LIGHT = "JupyterLab Light"
+DARK = "JupyterLab Dark"
+
+ANSWER = (
+    "Here is **the answer**, streamed in small pieces.\n\n"
+    "```bash\nls -la src\n```\n\n"
+    "- one point\n- another point\n"
+)
+
+
+@pytest.fixture
+def root_lab(lab: LabServer) -> LabServer:
+    """The lab at the root only: the prefixed lab adds nothing to these tests but time."""
+    if lab.base_url != "/":
+        pytest.skip("covered at the root; the prefix is covered by the streaming test")
+    return lab
+
+
+def open_panel(page: Page) -> Locator:
+    """Show the panel on a new session, with the prompt focused."""
+    page.evaluate("() => window.jupyterapp.commands.execute('terax:ai-new-session')")
+    panel = page.locator(PANEL)
+    expect(panel).to_be_visible(timeout=TIMEOUT_MS)
+    expect(panel.locator(".jp-TeraxAi-input")).to_be_focused(timeout=TIMEOUT_MS)
+    return panel
+
+
+def ask(panel: Locator, prompt: str) -> None:
+    composer = panel.locator(".jp-TeraxAi-input")
+    composer.fill(prompt)
+    composer.press("Enter")
+    expect(panel.locator(".jp-TeraxAi-prompt").last).to_have_text(prompt, timeout=TIMEOUT_MS)
+
+
+def change_theme(page: Page, theme: str) -> None:
+    page.evaluate(
+        "theme => window.jupyterapp.commands.execute('apputils:change-theme', { theme })", theme
+    )
+    light = "true" if theme == LIGHT else "false"
+    expect(page.locator("body")).to_have_attribute("data-jp-theme-light", light)
+    expect(page.locator("body")).to_have_attribute("data-jp-theme-name", theme)
+    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=READY_TIMEOUT_MS)
+
+
+def bash_turns(command: str, after: str) -> list:
+    return [tool_call("bash_run", {"command": command}), text(after)]
+
+
+def test_a_question_gets_a_streamed_markdown_answer(
+    page: Page, model_stub: ModelStub, request: pytest.FixtureRequest
+) -> None:
+    model_stub.script([slow(text(ANSWER, chunk=6), 0.03)])
+    panel = open_panel(page)
+    ask(panel, "What is in src?")
+    answer = panel.locator(".jp-TeraxAi-answer").last
+    # Streaming: the stop button and part of the text show before the end.
+    expect(panel.locator(".jp-TeraxAi-stop")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(answer.locator(".jp-TeraxAi-markdown")).to_contain_text("Here is", timeout=TIMEOUT_MS)
+    expect(answer.locator("strong")).to_have_text("the answer", timeout=TIMEOUT_MS)
+    expect(answer.locator("li")).to_have_count(2, timeout=TIMEOUT_MS)
+    expect(panel.locator(".jp-TeraxAi-send")).to_be_visible(timeout=TIMEOUT_MS)
+    # The sanitized renderer's code block, with its actions.
+    code = answer.locator(".jp-TeraxAi-codeTools")
+    expect(code.locator("pre")).to_contain_text("ls -la src")
+    expect(code.get_by_role("button", name="Copy the code")).to_have_count(1)
+    expect(answer.locator(".jp-TeraxAi-turnFooter")).to_have_count(0)
+    expect(panel.locator(".jp-TeraxAi-turnFooter").last).to_contain_text("in")
+    # The session is titled after its first prompt.
+    expect(panel.locator(".jp-TeraxAi-title")).to_have_text("What is in src?")
+    page.screenshot(path=artifact_name(request, "-light"))
+
+
+def test_a_command_runs_after_approve(
+    root_lab: LabServer, page: Page, model_stub: ModelStub, request: pytest.FixtureRequest
+) -> None:
+    target = root_lab.root / "made_by_ai.txt"
+    target.unlink(missing_ok=True)
+    model_stub.script(bash_turns("touch made_by_ai.txt", "Created the file."))
+    panel = open_panel(page)
+    ask(panel, "Create made_by_ai.txt")
+    card = panel.locator(".jp-TeraxAi-approval")
+    expect(card).to_be_visible(timeout=TIMEOUT_MS)
+    expect(card.locator(".jp-TeraxAi-approvalCommand")).to_have_text("touch made_by_ai.txt")
+    tool = panel.locator(".jp-TeraxAi-tool[data-tool='bash_run']")
+    expect(tool).to_have_attribute("data-status", "pending_approval")
+    assert not target.exists()
+    page.screenshot(path=artifact_name(request, "-light"))
+    change_theme(page, DARK)
+    try:
+        page.screenshot(path=artifact_name(request, "-dark"))
+    finally:
+        change_theme(page, LIGHT)
+
+    card.get_by_role("button", name="Approve", exact=True).click()
+    expect(card).to_have_count(0, timeout=TIMEOUT_MS)
+    expect(panel.locator(".jp-TeraxAi-markdown").last).to_have_text(
+        "Created the file.", timeout=TIMEOUT_MS
+    )
+    expect(tool).to_have_attribute("data-status", "done")
+    assert target.exists()
+    # The card expands to the arguments and the result.
+    tool.locator(".jp-TeraxAi-toolHeader").click()
+    expect(tool.locator(".jp-TeraxAi-toolBody")).to_contain_text("touch made_by_ai.txt")
+
+
+def test_a_denied_command_never_runs(
+    root_lab: LabServer, page: Page, model_stub: ModelStub
+) -> None:
+    target = root_lab.root / "never_made.txt"
+    model_stub.script(bash_turns("touch never_made.txt", "Understood, I did not run it."))
+    panel = open_panel(page)
+    ask(panel, "Create never_made.txt")
+    card = panel.locator(".jp-TeraxAi-approval")
+    expect(card).to_be_visible(timeout=TIMEOUT_MS)
+    card.get_by_placeholder("Note for the agent (optional)").fill("not now")
+    card.get_by_role("button", name="Deny").click()
+    expect(panel.locator(".jp-TeraxAi-markdown").last).to_have_text(
+        "Understood, I did not run it.", timeout=TIMEOUT_MS
+    )
+    tool = panel.locator(".jp-TeraxAi-tool[data-tool='bash_run']")
+    expect(tool).to_have_attribute("data-status", "denied")
+    assert not target.exists()
+    # The agent was told, with the note.
+    told = [
+        m
+        for r in model_stub.requests
+        for m in (r.body or {}).get("messages", [])
+        if m.get("role") == "tool"
+    ]
+    assert any("denied" in m["content"] and "not now" in m["content"] for m in told)
+
+
+def test_a_pending_approval_survives_a_reload(
+    page: Page, lab: LabServer, model_stub: ModelStub
+) -> None:
+    name = f"after_reload_{lab.base_url.strip('/').replace('/', '_') or 'root'}.txt"
+    target = lab.root / name
+    target.unlink(missing_ok=True)
+    model_stub.script(bash_turns(f"touch {name}", "Done after the reload."))
+    panel = open_panel(page)
+    ask(panel, f"Create {name}")
+    expect(panel.locator(".jp-TeraxAi-approval")).to_be_visible(timeout=TIMEOUT_MS)
+
+    page.reload()
+    wait_for_lab(page)
+    page.evaluate("() => window.jupyterapp.commands.execute('terax:ai-open')")
+    panel = page.locator(PANEL)
+    card = panel.locator(".jp-TeraxAi-approval")
+    expect(card).to_be_visible(timeout=TIMEOUT_MS)
+    expect(card.locator(".jp-TeraxAi-approvalCommand")).to_have_text(f"touch {name}")
+    expect(panel.locator(".jp-TeraxAi-prompt")).to_have_text(f"Create {name}")
+    card.get_by_role("button", name="Approve", exact=True).click()
+    expect(panel.locator(".jp-TeraxAi-markdown").last).to_have_text(
+        "Done after the reload.", timeout=TIMEOUT_MS
+    )
+    assert target.exists()
+
+
+def set_key(panel: Locator, value: str) -> None:
+    """Type a key into the settings view's password field and save it."""
+    field = panel.get_by_label("API key for Keyed")
+    expect(field).to_have_attribute("type", "password")
+    field.fill(value)
+    panel.get_by_role("button", name="Save key").click()
+    expect(panel.locator(".jp-TeraxAi-keyState")).to_have_text("set", timeout=TIMEOUT_MS)
+    expect(field).to_have_value("")
+
+
+def use_keyed_provider(panel: Locator) -> Locator:
+    """Pick the keyed provider, name its model in the settings; the settings stay open."""
+    bar = panel.locator(".jp-TeraxAi-modelBar")
+    bar.get_by_label("Provider").select_option("keyed")
+    panel.get_by_role("button", name="AI settings").click()
+    settings = panel.locator(".jp-TeraxAi-settings")
+    expect(settings.get_by_label("Provider", exact=True)).to_have_value("keyed")
+    settings.get_by_label("Model", exact=True).fill("stub-model")
+    settings.get_by_role("button", name="Use for chats").click()
+    expect(bar.get_by_label("Model")).to_have_value("stub-model", timeout=TIMEOUT_MS)
+    return settings
+
+
+def test_a_bad_key_shows_an_actionable_banner(
+    root_lab: LabServer,
+    page: Page,
+    keyed_stub: ModelStub,
+    request: pytest.FixtureRequest,
+) -> None:
+    panel = open_panel(page)
+    use_keyed_provider(panel)
+    set_key(panel, "sk-wrong-key-000")
+    panel.get_by_role("button", name="AI settings").click()
+
+    ask(panel, "Hello keyed")
+    banner = panel.locator(".jp-TeraxAi-banner")
+    expect(banner).to_be_visible(timeout=TIMEOUT_MS)
+    expect(banner).to_have_attribute("data-reason", "bad_key")
+    action = banner.get_by_role("button", name="Set KEYED_API_KEY")
+    expect(action).to_be_visible()
+    page.screenshot(path=artifact_name(request, "-light"))
+    change_theme(page, DARK)
+    try:
+        page.screenshot(path=artifact_name(request, "-dark"))
+    finally:
+        change_theme(page, LIGHT)
+    # The action opens the settings with the key field focused.
+    action.click()
+    expect(panel.get_by_label("API key for Keyed")).to_be_focused(timeout=TIMEOUT_MS)
+    assert "sk-wrong-key-000" not in page.content()
+
+
+def test_the_key_never_reaches_the_page(
+    root_lab: LabServer, page: Page, keyed_stub: ModelStub, request: pytest.FixtureRequest
+) -> None:
+    bodies: list[str] = []
+    responses = []
+    page.on("response", lambda response: responses.append(response))
+    page.on(
+        "websocket",
+        lambda ws: ws.on("framereceived", lambda frame: bodies.append(str(frame))),
+    )
+    keyed_stub.script([text("The keyed model answers.")])
+    panel = open_panel(page)
+    use_keyed_provider(panel)
+    set_key(panel, STUB_KEY)
+    page.screenshot(path=artifact_name(request, "-settings"))
+    panel.get_by_role("button", name="AI settings").click()
+    ask(panel, "Hello again")
+    expect(panel.locator(".jp-TeraxAi-markdown").last).to_have_text(
+        "The keyed model answers.", timeout=TIMEOUT_MS
+    )
+    expect(panel.locator(".jp-TeraxAi-banner")).to_have_count(0)
+    # The stub saw the key: it went from the server, not the page.
+    assert keyed_stub.requests[-1].headers.get("authorization") == f"Bearer {STUB_KEY}"
+
+    assert STUB_KEY not in page.content()
+    assert STUB_KEY not in page.evaluate("() => document.documentElement.outerHTML")
+    values = page.evaluate("() => [...document.querySelectorAll('input')].map(i => i.value)")
+    assert STUB_KEY not in "".join(values)
+    for response in responses:
+        with contextlib.suppress(Exception):  # redirects and aborted requests have no body
+            bodies.append(response.body().decode("utf-8", "replace"))
+    assert bodies, "the network log is empty"
+    assert not [b for b in bodies if STUB_KEY in b]
