@@ -6,7 +6,10 @@ from typing import Any
 
 ERRORS = {
     "BadRequest": "The request is malformed (see 'reason').",
-    "Forbidden": "The security layer refused (deny-list, outside the workspace, read-only).",
+    "Forbidden": (
+        "The security layer refused (deny-list, outside the workspace, read-only), or Jupyter "
+        "did (authorization, an unknown Host)."
+    ),
     "NotFound": "Nothing exists at that path.",
     "Conflict": "The target exists, or changed since it was read.",
     "TooLarge": "Over a size limit; the message names it.",

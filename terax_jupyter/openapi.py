@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from terax_jupyter._version import __version__
@@ -40,8 +41,16 @@ def openapi_document(base_url: str = "/") -> dict[str, Any]:
     paths: dict[str, Any] = {}
     schemas: dict[str, Any] = {"Error": ERROR_SCHEMA}
     for fragment in FRAGMENTS:
-        paths.update(fragment.PATHS)
+        paths.update(copy.deepcopy(fragment.PATHS))
         schemas.update(fragment.SCHEMAS)
+    # Jupyter itself may refuse any request before a handler runs (authorization, a Host
+    # header it does not serve), so every operation can answer 403.
+    for operations in paths.values():
+        for verb, operation in operations.items():
+            if verb != "parameters":
+                operation["responses"].setdefault(
+                    "403", {"$ref": "#/components/responses/Forbidden"}
+                )
     return {
         "openapi": "3.0.3",
         "info": {

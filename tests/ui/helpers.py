@@ -6,12 +6,16 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from playwright.sync_api import expect
+
 if TYPE_CHECKING:
     import pytest
     from playwright.sync_api import Page
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "ui"
 READY_TIMEOUT_MS = 30_000
+LIGHT = "JupyterLab Light"
+DARK = "JupyterLab Dark"
 
 # The value planted in the workspace's .env; it must never reach the browser.
 ENV_SECRET = "needle_marker_SECRET_7f3a9c"
@@ -107,3 +111,26 @@ def wait_for_lab(page: Page) -> None:
         "() => document.activeElement && document.activeElement.closest('.jp-Launcher')",
         timeout=READY_TIMEOUT_MS,
     )
+
+
+def change_theme(page: Page, theme: str) -> None:
+    """Switch Lab's theme and wait until the page is painted in it (for screenshots)."""
+    page.evaluate(
+        "theme => window.jupyterapp.commands.execute('apputils:change-theme', { theme })", theme
+    )
+    light = theme == LIGHT
+    expect(page.locator("body")).to_have_attribute("data-jp-theme-light", str(light).lower())
+    expect(page.locator("body")).to_have_attribute("data-jp-theme-name", theme)
+    # Lab covers the page while it loads a theme's CSS; then the menu bar must have the
+    # theme's colour, painted (two frames), before a screenshot shows it.
+    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=READY_TIMEOUT_MS)
+    page.wait_for_function(
+        """light => {
+            const bar = document.querySelector('#jp-top-panel') || document.body;
+            const [r, g, b] = getComputedStyle(bar).backgroundColor.match(/\\d+/g).map(Number);
+            return (r * 299 + g * 587 + b * 114) / 1000 > 128 === light;
+        }""",
+        arg=light,
+        timeout=READY_TIMEOUT_MS,
+    )
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from terax_jupyter.testing.model_stub import slow, text, tool_call
 
 from .conftest import STUB_KEY
-from .helpers import READY_TIMEOUT_MS, artifact_name, wait_for_lab
+from .helpers import DARK, LIGHT, artifact_name, change_theme, wait_for_lab
 
 if TYPE_CHECKING:
     from playwright.sync_api import Locator, Page
@@ -24,8 +24,6 @@ pytestmark = pytest.mark.ui
 
 PANEL = "#terax-ai"
 TIMEOUT_MS = 15_000
-LIGHT = "JupyterLab Light"
-DARK = "JupyterLab Dark"
 
 ANSWER = (
     "Here is **the answer**, streamed in small pieces.\n\n"
@@ -56,16 +54,6 @@ def ask(panel: Locator, prompt: str) -> None:
     composer.fill(prompt)
     composer.press("Enter")
     expect(panel.locator(".jp-TeraxAi-prompt").last).to_have_text(prompt, timeout=TIMEOUT_MS)
-
-
-def change_theme(page: Page, theme: str) -> None:
-    page.evaluate(
-        "theme => window.jupyterapp.commands.execute('apputils:change-theme', { theme })", theme
-    )
-    light = "true" if theme == LIGHT else "false"
-    expect(page.locator("body")).to_have_attribute("data-jp-theme-light", light)
-    expect(page.locator("body")).to_have_attribute("data-jp-theme-name", theme)
-    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=READY_TIMEOUT_MS)
 
 
 def bash_turns(command: str, after: str) -> list:

@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from terax_jupyter.testing.model_stub import text, tool_call
 
-from .helpers import artifact_name, write
+from .helpers import DARK, LIGHT, artifact_name, change_theme, write
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -27,8 +27,6 @@ pytestmark = pytest.mark.ui
 
 REVIEW = ".jp-TeraxAiReview"
 TIMEOUT_MS = 15_000
-LIGHT = "JupyterLab Light"
-DARK = "JupyterLab Dark"
 
 # 30 numbered lines: changes at lines 2 and 27 are far enough apart for two hunks.
 ORIGINAL = "".join(f"value_{n} = {n}\n" for n in range(1, 31))
@@ -54,16 +52,6 @@ def pending_approval(lab: LabServer, session_id: str) -> dict[str, Any]:
             return session["pending_approvals"][0]
         time.sleep(0.1)
     raise AssertionError(f"no approval was requested: {session}")
-
-
-def change_theme(page: Page, theme: str) -> None:
-    page.evaluate(
-        "theme => window.jupyterapp.commands.execute('apputils:change-theme', { theme })", theme
-    )
-    light = "true" if theme == LIGHT else "false"
-    expect(page.locator("body")).to_have_attribute("data-jp-theme-light", light)
-    # Lab shows its splash while the theme's CSS loads.
-    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=TIMEOUT_MS)
 
 
 def test_review_rejects_one_hunk_and_applies_the_other(

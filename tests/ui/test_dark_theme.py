@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 from playwright.sync_api import expect
 
-from .helpers import artifact_name
+from .helpers import DARK, LIGHT, artifact_name, change_theme
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -15,18 +15,6 @@ if TYPE_CHECKING:
     from playwright.sync_api import Page
 
 pytestmark = pytest.mark.ui
-
-LIGHT = "JupyterLab Light"
-DARK = "JupyterLab Dark"
-
-
-def change_theme(page: Page, theme: str) -> None:
-    page.evaluate(
-        "theme => window.jupyterapp.commands.execute('apputils:change-theme', { theme })", theme
-    )
-    light = "true" if theme == LIGHT else "false"
-    expect(page.locator("body")).to_have_attribute("data-jp-theme-light", light)
-    expect(page.locator("body")).to_have_attribute("data-jp-theme-name", theme)
 
 
 @pytest.fixture

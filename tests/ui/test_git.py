@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 
 from tests.services.git.history_fixtures import fast_import, random_dag
 
-from .helpers import READY_TIMEOUT_MS, artifact_name, write
+from .helpers import DARK, LIGHT, READY_TIMEOUT_MS, artifact_name, change_theme, write
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -31,8 +31,6 @@ pytestmark = pytest.mark.ui
 PANEL = "#terax-git"
 HISTORY = ".jp-TeraxHistory"
 TIMEOUT_MS = 15_000
-LIGHT = "JupyterLab Light"
-DARK = "JupyterLab Dark"
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Ada Lovelace",
@@ -119,15 +117,6 @@ def open_diff(panel: Locator, group: str, path: str) -> Locator:
     diff = panel.locator(f".jp-TeraxDiff[data-file='{path}']")
     expect(diff.locator(".jp-TeraxDiff-hunk")).to_have_count(2, timeout=TIMEOUT_MS)
     return diff
-
-
-def change_theme(page: Page, theme: str) -> None:
-    page.evaluate(
-        "theme => window.jupyterapp.commands.execute('apputils:change-theme', { theme })", theme
-    )
-    light = "true" if theme == LIGHT else "false"
-    expect(page.locator("body")).to_have_attribute("data-jp-theme-light", light)
-    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=READY_TIMEOUT_MS)
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from playwright.sync_api import expect
 
-from .helpers import READY_TIMEOUT_MS, artifact_name
+from .helpers import READY_TIMEOUT_MS, artifact_name, change_theme
 
 if TYPE_CHECKING:
     from playwright.sync_api import Locator, Page
@@ -89,17 +89,6 @@ def wait_for_restored(page: Page) -> None:
         timeout=READY_TIMEOUT_MS,
     )
     page.evaluate("() => window.jupyterapp.restored")
-
-
-def change_theme(page: Page, theme: str) -> None:
-    page.evaluate(
-        "theme => window.jupyterapp.commands.execute('apputils:change-theme', { theme })", theme
-    )
-    light = "true" if theme == "JupyterLab Light" else "false"
-    expect(page.locator("body")).to_have_attribute("data-jp-theme-light", light)
-    expect(page.locator("body")).to_have_attribute("data-jp-theme-name", theme)
-    # Lab covers the page while it loads a theme.
-    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=READY_TIMEOUT_MS)
 
 
 def test_commands_become_blocks_with_exit_codes(
