@@ -7,19 +7,11 @@ from tornado import web
 
 from terax_jupyter.base import TeraxAPIHandler
 from terax_jupyter.exceptions import InvalidRequest
+from terax_jupyter.services.ai.store import APPROVAL_STATUSES
 from terax_jupyter.services.ai.stream import AiEventsWebSocket
 
 AUTH_RESOURCE = "terax.ai"
 _SESSION = r"(?P<session_id>[^/]+)"
-APPROVAL_STATUSES = (
-    "pending",
-    "queued",
-    "approved",
-    "partially_approved",
-    "denied",
-    "expired",
-    "discarded",
-)
 
 
 class AiHandler(TeraxAPIHandler):

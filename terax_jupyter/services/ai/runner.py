@@ -491,15 +491,7 @@ class AgentRun:
         store, worker = manager.store, manager.worker
         session = await worker.call(store.get_session, spec.session_id)
         if session["plan_mode"] or spec.plan_mode:
-            approval = await worker.call(
-                store.add_approval,
-                spec.session_id,
-                spec.run_id,
-                call.id,
-                tool.name,
-                proposal.to_json(),
-                status="queued",
-            )
+            approval = await self._record_approval(call, tool, proposal, "queued")
             queued = await worker.call(store.approvals, spec.session_id, status="queued")
             self.emit({"type": "plan_item_queued", "approval": approval})
             return ToolResult(
@@ -509,16 +501,7 @@ class AgentRun:
             ), "queued"
         rule = matching_rule(session["rules"], proposal)
         if rule is not None:
-            approval = await worker.call(
-                store.add_approval,
-                spec.session_id,
-                spec.run_id,
-                call.id,
-                tool.name,
-                proposal.to_json(),
-                status="approved",
-                auto_rule=rule,
-            )
+            approval = await self._record_approval(call, tool, proposal, "approved", rule)
             manager.security.audit.record(
                 "ai.auto_approved",
                 user=spec.user,
@@ -543,18 +526,30 @@ class AgentRun:
             result.content += f"\nThe user said: {decision.message}"
         return result, "done"
 
-    async def _ask(self, call: ToolCall, tool: Tool, proposal: Proposal) -> Decision:
+    async def _record_approval(
+        self,
+        call: ToolCall,
+        tool: Tool,
+        proposal: Proposal,
+        status: str,
+        rule: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
         manager, spec = self.manager, self.spec
-        store, worker = manager.store, manager.worker
-        approval = await worker.call(
-            store.add_approval,
+        return await manager.worker.call(
+            manager.store.add_approval,
             spec.session_id,
             spec.run_id,
             call.id,
             tool.name,
             proposal.to_json(),
-            status="pending",
+            status=status,
+            auto_rule=rule,
         )
+
+    async def _ask(self, call: ToolCall, tool: Tool, proposal: Proposal) -> Decision:
+        manager = self.manager
+        store, worker = manager.store, manager.worker
+        approval = await self._record_approval(call, tool, proposal, "pending")
         waiting = manager.approvals.wait(approval["id"])
         # A decision can land between the insert and the wait; the row has it then.
         current = await worker.call(store.get_approval, approval["id"])
