@@ -233,8 +233,13 @@ async def _kill(process: asyncio.subprocess.Process) -> None:
             os.killpg(process.pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):
             process.kill()
+    # A task, not a bare coroutine handed to wait_for: cancelled before its first step (the
+    # server stopping), a coroutine would never be awaited and Python would warn.
+    waiter = asyncio.ensure_future(process.wait())
     with contextlib.suppress(Exception):
-        await asyncio.wait_for(process.wait(), timeout=5)
+        await asyncio.wait({waiter}, timeout=5)
+    if not waiter.done():
+        waiter.cancel()
 
 
 def failure_message(command: str, stderr: str) -> str:
