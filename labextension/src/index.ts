@@ -4,6 +4,7 @@
 import type { JupyterFrontEndPlugin } from '@jupyterlab/application';
 
 import { aiPlugin } from './plugins/ai';
+import { aiCompletionPlugin } from './plugins/aicompletion';
 import { aiReviewPlugin } from './plugins/aireview';
 import { gitPlugin } from './plugins/git';
 import { goToFilePlugin } from './plugins/gotofile';
@@ -18,6 +19,7 @@ export type { AskHandler, IBlockQuestion } from './terminal/tokens';
 
 const plugins: JupyterFrontEndPlugin<unknown>[] = [
   aiPlugin,
+  aiCompletionPlugin,
   aiReviewPlugin,
   gitPlugin,
   goToFilePlugin,

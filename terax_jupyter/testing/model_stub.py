@@ -1,7 +1,8 @@
 """A real model server on 127.0.0.1 that streams scripted OpenAI and Anthropic answers.
 
 ``ModelStub`` serves ``POST /v1/chat/completions`` (OpenAI server-sent events), ``POST
-/v1/messages`` (Anthropic events) and ``GET /v1/models`` from a background thread, so sync
+/v1/messages`` (Anthropic events), ``POST /v1/completions`` (fill-in-the-middle, one JSON
+answer of the turn's text) and ``GET /v1/models`` from a background thread, so sync
 tests, a Jupyter server in the same process and other processes can all use it. Answers
 come from a FIFO script of turns (``stub.script([...])``, ``stub.add(turn)``, or ``POST
 /_stub/script`` from another process); with the script empty it echoes the last user
@@ -188,7 +189,8 @@ def raw(events: Iterable[str | dict[str, Any]]) -> Turn:
 
 
 def slow(turn: Turn, delay_per_chunk: float) -> Turn:
-    """``turn`` with a pause before every event but the first."""
+    """``turn`` with a pause before every event but the first (before the whole answer of a
+    ``/v1/completions`` request)."""
     return dataclasses.replace(turn, delay_per_chunk=delay_per_chunk)
 
 
@@ -431,6 +433,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(200, stub._models_body())
             elif self.command == "POST" and path in ("/v1/chat/completions", "/v1/messages"):
                 self._answer(body if isinstance(body, dict) else {}, anthropic)
+            elif self.command == "POST" and path == "/v1/completions":
+                self._complete(body if isinstance(body, dict) else {})
             else:
                 self._json(404, {"error": {"message": f"no route {path}"}})
         except (BrokenPipeError, ConnectionResetError, TimeoutError):
@@ -494,6 +498,34 @@ class _Handler(BaseHTTPRequestHandler):
             data = event.encode("utf-8")
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.write(b"0\r\n\r\n")
+
+    def _complete(self, body: dict[str, Any]) -> None:
+        """A legacy (non-streamed) completion: the next turn's text, or its error."""
+        turn = self.server.stub._next_turn()
+        if turn is None:
+            prompt = body.get("prompt")
+            turn = text(f"echo: {prompt[-40:] if isinstance(prompt, str) else ''}")
+        if turn.status >= 400 or turn.body is not None:
+            payload = turn.body if turn.body is not None else _error_body(turn.status, False)
+            self._json(turn.status, payload, dict(turn.headers))
+            return
+        if turn.delay_per_chunk and self.server.stub._stopping.wait(turn.delay_per_chunk):
+            self.close_connection = True
+            return
+        prompt_tokens, completion_tokens, _ = turn.usage
+        answer = {
+            "id": f"cmpl-stub{next(_ids)}",
+            "object": "text_completion",
+            "created": int(time.time()),
+            "model": str(body.get("model") or "stub-model"),
+            "choices": [{"index": 0, "text": turn.text, "finish_reason": turn.finish or "stop"}],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+        self._json(200, answer, dict(turn.headers))
 
     def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         data = (payload if isinstance(payload, str) else json.dumps(payload)).encode("utf-8")

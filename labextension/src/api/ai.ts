@@ -484,3 +484,41 @@ export function eventsURL(
     ) + URLExt.objectToQueryString(params)
   );
 }
+
+/**
+ * A request for an inline completion: the text around the cursor.
+ */
+export interface ICompletionRequest {
+  prefix: string;
+  suffix: string;
+  path?: string;
+  language?: string;
+  provider?: string;
+  model?: string;
+}
+
+/**
+ * An inline completion: the text to insert at the cursor.
+ */
+export interface ICompletion {
+  text: string;
+  provider: string;
+  model: string;
+  mode: 'fim' | 'chat';
+  latency_ms: number;
+}
+
+/**
+ * Ask the configured model what to insert at the cursor.
+ */
+export function complete(
+  request: ICompletionRequest,
+  options: { signal?: AbortSignal; settings?: ServerConnection.ISettings } = {}
+): Promise<ICompletion> {
+  return requestAPI<ICompletion>('ai/complete', {
+    method: 'POST',
+    body: JSON.stringify(request),
+    headers: JSON_HEADERS,
+    ...options
+  });
+}

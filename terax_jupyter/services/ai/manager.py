@@ -18,6 +18,7 @@ from traitlets.config import LoggingConfigurable
 from terax_jupyter.exceptions import Conflict, InvalidRequest
 from terax_jupyter.services.ai.agents import ALL_TOOLS, AgentCatalog
 from terax_jupyter.services.ai.approvals import ApprovalBroker, parse_decision
+from terax_jupyter.services.ai.completion import CompletionService
 from terax_jupyter.services.ai.events import EventHub
 from terax_jupyter.services.ai.ledger import SessionLedger
 from terax_jupyter.services.ai.plan import PlanRunner
@@ -71,6 +72,13 @@ class AiManager(LoggingConfigurable):
     default_model = Unicode("", help="Model of new sessions (e.g. 'gpt-4.1', 'llama3.2').").tag(
         config=True
     )
+    completion_provider = Unicode(
+        "", help="Provider of inline completions; empty: default_provider."
+    ).tag(config=True)
+    completion_model = Unicode(
+        "", help="Model of inline completions (a small, fast one); empty: default_model."
+    ).tag(config=True)
+    completion_max_tokens = Int(128, help="Most tokens of one inline completion.").tag(config=True)
     read_timeout = Float(
         120.0,
         help="Seconds to wait for the next piece of a model's answer before giving up (local "
@@ -114,6 +122,7 @@ class AiManager(LoggingConfigurable):
         self.processes = ProcessRegistry(security, secret_names=secrets.environment_names)
         self.toolbox = Toolbox()
         self.plans = PlanRunner(self)
+        self.completion = CompletionService(self)
         self.runs: dict[str, AgentRun] = {}
         self._ledgers: dict[str, SessionLedger] = {}
 
@@ -448,6 +457,9 @@ class AiManager(LoggingConfigurable):
 
     async def test_connection(self, provider_id: str, model: str | None) -> dict[str, Any]:
         return await self.factory.test_connection(provider_id, model)
+
+    async def complete(self, body: Any) -> dict[str, Any]:
+        return await self.completion.complete(body)
 
     # -- lifecycle ------------------------------------------------------------------------
 

@@ -291,6 +291,42 @@ SCHEMAS: dict[str, Any] = {
             "run_id": {"type": "string"},
         },
     },
+    "AiCompletionRequest": {
+        "type": "object",
+        "required": ["prefix"],
+        "additionalProperties": False,
+        "description": "The text around the cursor. Only the last 6000 characters of prefix "
+        "and the first 2000 of suffix are sent to the model.",
+        "properties": {
+            "prefix": {"type": "string", "maxLength": 1000000},
+            "suffix": {"type": "string", "maxLength": 1000000},
+            "path": {"type": "string", "maxLength": 4096},
+            "language": {"type": "string", "maxLength": 100},
+            "provider": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 200,
+                "description": "Default: AiManager.completion_provider, else default_provider.",
+            },
+            "model": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 200,
+                "description": "Default: AiManager.completion_model, else default_model.",
+            },
+        },
+    },
+    "AiCompletion": {
+        "type": "object",
+        "required": ["text", "provider", "model", "mode", "latency_ms"],
+        "properties": {
+            "text": {"type": "string", "description": "What to insert (at most 20 lines)."},
+            "provider": {"type": "string"},
+            "model": {"type": "string"},
+            "mode": {"type": "string", "enum": ["fim", "chat"]},
+            "latency_ms": {"type": "number"},
+        },
+    },
 }
 
 
@@ -512,6 +548,18 @@ PATHS: dict[str, Any] = {
             "responses": {
                 "200": json_response("The result.", ref("AiConnectionTest")),
                 **errors("BadRequest", "NotFound"),
+            },
+        },
+    },
+    "/terax/api/ai/complete": {
+        "post": {
+            "summary": "Inline completion at a cursor (fill-in-the-middle for local models "
+            "that support it, else chat). 400 no_model when no model is configured.",
+            "requestBody": _body(ref("AiCompletionRequest")),
+            "responses": {
+                "200": json_response("The completion.", ref("AiCompletion")),
+                **errors("BadRequest", "NotFound"),
+                **_UPSTREAM,
             },
         },
     },

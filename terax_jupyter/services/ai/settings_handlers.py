@@ -57,6 +57,31 @@ class ProviderTestHandler(AiHandler):
         self.finish_json(await self.terax.ai.test_connection(provider_id, model))
 
 
+class CompleteHandler(AiHandler):
+    """One inline completion. A client that hangs up (a newer keystroke) cancels the call."""
+
+    _task: asyncio.Task[dict] | None = None
+    _gone = False
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        self._task = asyncio.ensure_future(self.terax.ai.complete(self.json_body()))
+        try:
+            result = await self._task
+        except asyncio.CancelledError:
+            if self._gone:
+                return  # nobody to answer
+            raise
+        self.finish_json(result)
+
+    def on_connection_close(self) -> None:
+        self._gone = True
+        if self._task is not None:
+            self._task.cancel()
+        super().on_connection_close()
+
+
 class ModelsHandler(AiHandler):
     @web.authenticated
     @authorized
@@ -110,6 +135,7 @@ default_handlers = [
     (rf"/terax/api/ai/providers/{_PROVIDER}", ProviderHandler),
     (rf"/terax/api/ai/providers/{_PROVIDER}/models", ProviderModelsHandler),
     (rf"/terax/api/ai/providers/{_PROVIDER}/test", ProviderTestHandler),
+    (r"/terax/api/ai/complete", CompleteHandler),
     (r"/terax/api/ai/models", ModelsHandler),
     (r"/terax/api/ai/agents", AgentsHandler),
     (r"/terax/api/ai/agents/(?P<name>[^/]+)", AgentHandler),

@@ -26,6 +26,7 @@ from terax_jupyter.services.ai.providers.errors import (
     bad_response,
     decode_event,
     parse_arguments,
+    read_capped,
     redactor_for,
     stream_cut,
 )
@@ -49,6 +50,10 @@ FINISH_REASONS = {
     "length": "length",
     "content_filter": "content_filter",
 }
+# Answers of a server without fill-in-the-middle for a model: no /completions route (404),
+# a model without a FIM template or no ``suffix`` support (400), or not implemented (501).
+FIM_UNSUPPORTED = frozenset({400, 404, 501})
+MAX_COMPLETION_BODY = 1024 * 1024
 
 
 class OpenAIProvider(Provider):
@@ -171,6 +176,59 @@ class OpenAIProvider(Provider):
             raise bad_response(self.config, "a model list without data")
         models = [dict(i) for i in items if isinstance(i, dict) and _is_str(i.get("id"))]
         return sorted(models, key=lambda m: m["id"])
+
+    async def fill_in_middle(
+        self,
+        model: str,
+        prefix: str,
+        suffix: str,
+        *,
+        max_tokens: int,
+        temperature: float = 0.2,
+    ) -> str | None:
+        """The text between ``prefix`` and ``suffix`` from ``POST {base_url}/completions``
+        (not streamed), or None when the server has no fill-in-the-middle for this model:
+        it answers 400, 404 or 501 (no such endpoint, or a model without a FIM template).
+        Other failures raise the ProviderError of a chat call."""
+        payload = {
+            "model": model,
+            "prompt": prefix,
+            "suffix": suffix,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "stream": False,
+        }
+
+        async def attempt() -> dict[str, Any] | None:
+            call = ProviderCall(self.config, redact=self._redact, model=model)
+            with call:
+                request = self._client.build_request(
+                    "POST", f"{self._base}/completions", json=payload, headers=self.headers()
+                )
+                response = await self._client.send(request, stream=True)
+                try:
+                    if response.status_code in FIM_UNSUPPORTED:
+                        return None
+                    await call.check(response, stream=False)
+                    body = await read_capped(response, MAX_COMPLETION_BODY)
+                finally:
+                    await response.aclose()
+            try:
+                data = json.loads(body)
+            except ValueError:
+                raise bad_response(self.config, "a completion that is not JSON") from None
+            if not isinstance(data, dict):
+                raise bad_response(self.config, "a completion that is not a JSON object")
+            return data
+
+        data = await self._retry.call(attempt)
+        if data is None:
+            return None
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise bad_response(self.config, "a completion without choices")
+        text = choices[0].get("text")
+        return text if _is_str(text) else ""
 
     async def aclose(self) -> None:
         if self._owns_client:
