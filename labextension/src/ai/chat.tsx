@@ -11,6 +11,7 @@ import type { IAiDecision, IAiRule } from '../api/ai';
 import {
   type ChatPart,
   errorAction,
+  formatCost,
   formatTokens,
   type IChatApproval,
   type IChatError,
@@ -96,6 +97,7 @@ function TurnView(props: ITurnProps): JSX.Element {
           )}
           {turn.usage.cached > 0 &&
             ' · ' + trans.__('%1 cached', formatTokens(turn.usage.cached))}
+          {turn.usage.cost !== null && ' · ' + formatCost(turn.usage.cost)}
           {turn.step > 1 && ' · ' + trans.__('%1 steps', turn.step)}
         </div>
       )}

@@ -120,7 +120,13 @@ export interface IAiSession extends IAiSessionSummary {
   run: IAiRun | null;
   pending_approvals: IAiApproval[];
   plan: IAiApproval[];
-  usage: { input_tokens: number; output_tokens: number; cached_tokens: number };
+  usage: {
+    input_tokens: number;
+    output_tokens: number;
+    cached_tokens: number;
+    /** US dollars at the session model's prices (null without prices). */
+    cost?: number | null;
+  };
   /** The number of the session's last event: connect the events with `after`. */
   last_seq: number;
 }

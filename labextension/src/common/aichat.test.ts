@@ -8,6 +8,7 @@ import {
   errorAction,
   expandSnippets,
   fenceFor,
+  formatCost,
   formatTokens,
   type IChatApproval,
   type IChatEvent,
@@ -100,7 +101,12 @@ describe('applyEvent', () => {
     ]);
     expect(state.tools.c1.status).toBe('running');
     expect(state.tools.c1.arguments).toEqual({ command: 'touch x' });
-    expect(turn.usage).toEqual({ input: 100, output: 20, cached: 0 });
+    expect(turn.usage).toEqual({
+      input: 100,
+      output: 20,
+      cached: 0,
+      cost: null
+    });
     expect(state.usage.input).toBe(100);
     expect(state.lastSeq).toBe(9);
   });
@@ -384,7 +390,12 @@ describe('buildChat', () => {
     expect(state.turns[1].running).toBe(true);
     expect(state.running).toBe(true);
     expect(state.lastSeq).toBe(42);
-    expect(state.usage).toEqual({ input: 10, output: 5, cached: 0 });
+    expect(state.usage).toEqual({
+      input: 10,
+      output: 5,
+      cached: 0,
+      cost: null
+    });
     // Events after the reload continue the same turn.
     const next = applyEvent(state, {
       type: 'approval_resolved',
@@ -402,7 +413,8 @@ describe('buildChat', () => {
     expect(rebuilt.turns[0].usage).toEqual({
       input: 100,
       output: 20,
-      cached: 0
+      cached: 0,
+      cost: null
     });
     expect(rebuilt.tools.c2.status).toBe('cancelled');
   });
@@ -504,5 +516,28 @@ describe('views', () => {
       toolSubject({ name: 'bash_run', arguments: { command: 'ls\nx' } })
     ).toBe('ls');
     expect(toolSubject({ name: 'todo_write', arguments: null })).toBe('');
+  });
+});
+
+describe('cost', () => {
+  it('adds the cost of priced calls and stays unknown without prices', () => {
+    let state = applyEvents(emptyChat('s1'), [
+      ev('run_started', { run_id: 'r1', prompt: 'x' }),
+      ev('usage', { input_tokens: 1000, output_tokens: 100, cost: 0.0045 }),
+      ev('usage', { input_tokens: 1000, output_tokens: 100, cost: 0.0045 })
+    ]);
+    expect(state.usage.cost).toBeCloseTo(0.009);
+    state = applyEvents(emptyChat('s2'), [
+      ev('run_started', { run_id: 'r2', prompt: 'x' }),
+      ev('usage', { input_tokens: 10, output_tokens: 1 })
+    ]);
+    expect(state.usage.cost).toBeNull();
+  });
+
+  it('formats small and large amounts', () => {
+    expect(formatCost(0)).toBe('$0');
+    expect(formatCost(0.0045)).toBe('$0.0045');
+    expect(formatCost(0.125)).toBe('$0.125');
+    expect(formatCost(12.5)).toBe('$12.50');
   });
 });

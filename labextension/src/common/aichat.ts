@@ -14,6 +14,8 @@ export interface IUsage {
   input: number;
   output: number;
   cached: number;
+  /** US dollars, when the model has prices (null: unknown). */
+  cost: number | null;
 }
 
 /**
@@ -104,7 +106,12 @@ export interface IStoredSession {
   run: { id: string; steps: number } | null;
   pending_approvals: IChatApproval[];
   plan: IChatApproval[];
-  usage: { input_tokens: number; output_tokens: number; cached_tokens: number };
+  usage: {
+    input_tokens: number;
+    output_tokens: number;
+    cached_tokens: number;
+    cost?: number | null;
+  };
   last_seq: number;
 }
 
@@ -231,7 +238,7 @@ export interface IChatState {
   deleted: boolean;
 }
 
-const ZERO: IUsage = { input: 0, output: 0, cached: 0 };
+const ZERO: IUsage = { input: 0, output: 0, cached: 0, cost: null };
 
 /**
  * An empty conversation.
@@ -316,7 +323,11 @@ function addUsage(a: IUsage | null, b: IUsage): IUsage {
   return {
     input: base.input + b.input,
     output: base.output + b.output,
-    cached: base.cached + b.cached
+    cached: base.cached + b.cached,
+    cost:
+      base.cost === null && b.cost === null
+        ? null
+        : (base.cost ?? 0) + (b.cost ?? 0)
   };
 }
 
@@ -442,7 +453,8 @@ export function buildChat(
     usage: {
       input: session.usage.input_tokens,
       output: session.usage.output_tokens,
-      cached: session.usage.cached_tokens
+      cached: session.usage.cached_tokens,
+      cost: session.usage.cost ?? null
     },
     error: previous?.sessionId === session.id ? previous.error : null,
     todos: [...session.todos],
@@ -858,7 +870,8 @@ function reduce(state: IChatState, event: IChatEvent): IChatState {
       const usage: IUsage = {
         input: num(event.input_tokens) ?? 0,
         output: num(event.output_tokens) ?? 0,
-        cached: num(event.cached_tokens) ?? 0
+        cached: num(event.cached_tokens) ?? 0,
+        cost: num(event.cost)
       };
       return updateTurn(
         { ...state, usage: addUsage(state.usage, usage) },
@@ -992,6 +1005,19 @@ export function keyNameIn(message: string): string | null {
 /**
  * Token counts, short: 950, 12.3k, 1.2M.
  */
+/**
+ * A cost in US dollars, with the precision a turn's cost needs.
+ */
+export function formatCost(dollars: number): string {
+  if (dollars === 0) {
+    return '$0';
+  }
+  if (dollars < 0.01) {
+    return `$${dollars.toFixed(4)}`;
+  }
+  return `$${dollars.toFixed(dollars < 1 ? 3 : 2)}`;
+}
+
 export function formatTokens(count: number): string {
   if (count < 1000) {
     return String(count);

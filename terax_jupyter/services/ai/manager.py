@@ -54,6 +54,8 @@ MODEL_FIELDS = {
     "tools",
     "reasoning",
     "source",
+    "input_price",
+    "output_price",
 }
 
 
@@ -257,9 +259,16 @@ class AiManager(LoggingConfigurable):
             "run": run.describe() if run else None,
             "pending_approvals": [a for a in pending if a["status"] == "pending"],
             "plan": [a for a in pending if a["status"] == "queued"],
-            "usage": usage,
+            "usage": {**usage, "cost": self._session_cost(session, usage)},
             "last_seq": self.events.last_seq(session_id),
         }
+
+    def _session_cost(self, session: dict[str, Any], usage: dict[str, Any]) -> float | None:
+        """The session's cost at its current model's prices (None when it has none)."""
+        if not session.get("provider") or not session.get("model"):
+            return None
+        model = self.models.lookup(session["provider"], session["model"])
+        return model.cost(usage["input_tokens"], usage["output_tokens"])
 
     # -- runs -----------------------------------------------------------------------------
 
@@ -439,7 +448,14 @@ class AiManager(LoggingConfigurable):
             )
         options = {
             k: fields[k]
-            for k in ("label", "max_output_tokens", "tools", "reasoning")
+            for k in (
+                "label",
+                "max_output_tokens",
+                "tools",
+                "reasoning",
+                "input_price",
+                "output_price",
+            )
             if k in fields
         }
         model = self.models.add(provider, model_id, context_window=window, **options)

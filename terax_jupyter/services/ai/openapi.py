@@ -83,6 +83,11 @@ SCHEMAS: dict[str, Any] = {
                     "input_tokens": {"type": "integer"},
                     "output_tokens": {"type": "integer"},
                     "cached_tokens": {"type": "integer"},
+                    "cost": {
+                        "type": "number",
+                        "nullable": True,
+                        "description": "US dollars at the model's prices, when it has them.",
+                    },
                 },
             },
             "last_seq": {
@@ -249,6 +254,16 @@ SCHEMAS: dict[str, Any] = {
             "tools": {"type": "boolean"},
             "reasoning": {"type": "boolean"},
             "source": {"type": "string"},
+            "input_price": {
+                "type": "number",
+                "nullable": True,
+                "description": "US dollars per million input tokens (for cost per turn).",
+            },
+            "output_price": {
+                "type": "number",
+                "nullable": True,
+                "description": "US dollars per million output tokens.",
+            },
         },
     },
     "AiAgent": {

@@ -321,12 +321,14 @@ class AgentRun:
                         event.output_tokens,
                         event.cached_tokens,
                     )
+                    cost = spec.model.cost(event.input_tokens, event.output_tokens)
                     self.emit(
                         {
                             "type": "usage",
                             "input_tokens": event.input_tokens,
                             "output_tokens": event.output_tokens,
                             "cached_tokens": event.cached_tokens,
+                            "cost": cost,
                             **marker,
                         },
                         write=write,

@@ -102,6 +102,40 @@ async def test_the_anthropic_wire_format_runs_the_same_loop(
     assert not finished["is_error"]
 
 
+async def test_turns_cost_what_the_model_is_priced_at(
+    terax_api: Api, open_events: Any, model_stub: ModelStub
+) -> None:
+    await terax_api(
+        "ai/models",
+        method="POST",
+        body={
+            "provider": "stub",
+            "id": "priced",
+            "context_window": 100000,
+            "input_price": 3.0,
+            "output_price": 15.0,
+        },
+    )
+    model_stub.script([turns.text("Costly.", input_tokens=1000, output_tokens=200)])
+    session_id = await new_session(terax_api, model="priced")
+    events = await run(terax_api, open_events, session_id, "How much?")
+    await events.until("finish")
+    [usage] = events.of("usage")
+    assert usage["cost"] == pytest.approx((1000 * 3.0 + 200 * 15.0) / 1e6)
+    session = await terax_api(f"ai/sessions/{session_id}")
+    assert session["usage"]["cost"] == pytest.approx(0.006)
+    unpriced = await terax_api(f"ai/sessions/{await new_session(terax_api)}")
+    assert unpriced["usage"]["cost"] is None
+    for bad in (-1, "3", True, 1e9):
+        with pytest.raises(HTTPClientError) as caught:
+            await terax_api(
+                "ai/models",
+                method="POST",
+                body={"provider": "stub", "id": "bad", "context_window": 4096, "input_price": bad},
+            )
+        assert caught.value.code == 400
+
+
 async def test_todos_and_suggestions_reach_the_session(
     terax_api: Api, open_events: Any, model_stub: ModelStub
 ) -> None:

@@ -49,9 +49,19 @@ class ModelInfo:
     tools: bool = True
     reasoning: bool = False
     source: Literal["builtin", "user", "default"] = "builtin"
+    # US dollars per million tokens, when the user or an administrator says; prices change
+    # too often to ship, so a built-in model has none and its turns show no cost.
+    input_price: float | None = None
+    output_price: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float | None:
+        """What a call cost in US dollars, or None without prices."""
+        if self.input_price is None or self.output_price is None:
+            return None
+        return (input_tokens * self.input_price + output_tokens * self.output_price) / 1e6
 
 
 def _m(
@@ -170,6 +180,8 @@ class ModelRegistry:
         label: str | None = None,
         tools: bool = True,
         reasoning: bool = False,
+        input_price: float | None = None,
+        output_price: float | None = None,
     ) -> ModelInfo:
         """Describe a model (or correct a built-in's numbers); kept across restarts."""
         info = _checked(
@@ -185,6 +197,8 @@ class ModelRegistry:
                 ),
                 "tools": tools,
                 "reasoning": reasoning,
+                "input_price": input_price,
+                "output_price": output_price,
             }
         )
         with self._lock:
@@ -244,6 +258,9 @@ class ModelRegistry:
         self._user = models
 
 
+MAX_PRICE = 10_000
+
+
 def _checked(item: Any) -> ModelInfo:
     if not isinstance(item, dict):
         raise InvalidRequest("A model is an object.", reason="invalid_model")
@@ -265,7 +282,31 @@ def _checked(item: Any) -> ModelInfo:
     tools, reasoning = item.get("tools", True), item.get("reasoning", False)
     if not isinstance(tools, bool) or not isinstance(reasoning, bool):
         raise InvalidRequest("tools and reasoning are true or false.", reason="invalid_model")
-    return ModelInfo(provider, model, label, context, output, tools, reasoning, "user")
+    prices = [item.get("input_price"), item.get("output_price")]
+    for price in prices:
+        if price is not None and not (
+            isinstance(price, (int, float))
+            and not isinstance(price, bool)
+            and 0 <= price <= MAX_PRICE
+        ):
+            raise InvalidRequest(
+                f"input_price and output_price are US dollars per million tokens, 0 to "
+                f"{MAX_PRICE}, or null.",
+                reason="invalid_model",
+            )
+    input_price, output_price = (float(p) if p is not None else None for p in prices)
+    return ModelInfo(
+        provider,
+        model,
+        label,
+        context,
+        output,
+        tools,
+        reasoning,
+        "user",
+        input_price,
+        output_price,
+    )
 
 
 def _name(value: Any, what: str, limit: int) -> str:
