@@ -255,3 +255,39 @@ def test_the_key_never_reaches_the_page(
             bodies.append(response.body().decode("utf-8", "replace"))
     assert bodies, "the network log is empty"
     assert not [b for b in bodies if STUB_KEY in b]
+
+
+def test_plan_mode_queues_changes_for_one_review(
+    root_lab: LabServer, page: Page, model_stub: ModelStub, request: pytest.FixtureRequest
+) -> None:
+    kept, skipped = root_lab.root / "plan_kept.txt", root_lab.root / "plan_skipped.txt"
+    for path in (kept, skipped):
+        path.unlink(missing_ok=True)
+    model_stub.script(
+        [
+            tool_call("bash_run", {"command": "touch plan_kept.txt"}),
+            tool_call("bash_run", {"command": "touch plan_skipped.txt"}),
+            text("The plan is ready."),
+        ]
+    )
+    panel = open_panel(page)
+    toggle = panel.locator("label[title^='Plan mode'] input[type='checkbox']")
+    toggle.click()  # the server's answer checks it
+    expect(toggle).to_be_checked(timeout=TIMEOUT_MS)
+    expect(panel.locator(".jp-TeraxAi-planBadge")).to_be_visible(timeout=TIMEOUT_MS)
+    ask(panel, "Make two files")
+    plan = panel.locator(".jp-TeraxAi-plan")
+    items = plan.locator(".jp-TeraxAi-planItem")
+    expect(items).to_have_count(2, timeout=TIMEOUT_MS)
+    # Nothing ran: the agent queued its changes and finished.
+    expect(panel.locator(".jp-TeraxAi-approval")).to_have_count(0)
+    assert not kept.exists()
+    assert not skipped.exists()
+    items.nth(1).locator("input[type='checkbox']").click()
+    apply = plan.get_by_role("button", name="Apply 1 of 2")
+    expect(apply).to_be_enabled(timeout=TIMEOUT_MS)
+    page.screenshot(path=artifact_name(request, "-review"))
+    apply.click()
+    expect(items).to_have_count(0, timeout=TIMEOUT_MS)
+    assert kept.exists()
+    assert not skipped.exists()
