@@ -180,6 +180,13 @@ def set_key(panel: Locator, value: str) -> None:
     expect(field).to_have_value("")
 
 
+def use_stub_provider(panel: Locator) -> None:
+    """Pick the stub provider for this session (an earlier test may have chosen another)."""
+    bar = panel.locator(".jp-TeraxAi-modelBar")
+    bar.get_by_label("Provider").select_option("stub")
+    expect(bar.get_by_label("Model")).to_have_value("stub-model", timeout=TIMEOUT_MS)
+
+
 def use_keyed_provider(panel: Locator) -> Locator:
     """Pick the keyed provider, name its model in the settings; the settings stay open."""
     bar = panel.locator(".jp-TeraxAi-modelBar")
@@ -271,6 +278,7 @@ def test_plan_mode_queues_changes_for_one_review(
         ]
     )
     panel = open_panel(page)
+    use_stub_provider(panel)
     toggle = panel.locator("label[title^='Plan mode'] input[type='checkbox']")
     toggle.click()  # the server's answer checks it
     expect(toggle).to_be_checked(timeout=TIMEOUT_MS)
@@ -291,3 +299,61 @@ def test_plan_mode_queues_changes_for_one_review(
     expect(items).to_have_count(0, timeout=TIMEOUT_MS)
     assert kept.exists()
     assert not skipped.exists()
+
+
+def test_an_auto_approve_rule_runs_matching_commands_without_asking(
+    root_lab: LabServer, page: Page, model_stub: ModelStub
+) -> None:
+    target = root_lab.root / "rule_auto.txt"
+    target.unlink(missing_ok=True)
+    panel = open_panel(page)
+    use_stub_provider(panel)
+    rules = panel.locator("details.jp-TeraxAi-rules")
+    rules.locator("summary").click()
+    rules.get_by_label("Command prefix").fill("touch rule_auto.txt")
+    rules.get_by_role("button", name="Add").click()
+    expect(rules.locator("summary")).to_have_text("Auto-approve: 1 rule", timeout=TIMEOUT_MS)
+    expect(rules.locator(".jp-TeraxAi-rule")).to_contain_text("touch rule_auto.txt")
+    model_stub.script(bash_turns("touch rule_auto.txt", "Done without asking."))
+    ask(panel, "Make the file")
+    expect(panel.locator(".jp-TeraxAi-turn").last).to_contain_text(
+        "Done without asking.", timeout=TIMEOUT_MS
+    )
+    expect(panel.locator(".jp-TeraxAi-approval")).to_have_count(0)
+    assert target.exists()
+    rules.get_by_role("button", name="Remove this rule").click()
+    expect(rules.locator("summary")).to_have_text("Auto-approve: 0 rules", timeout=TIMEOUT_MS)
+
+
+def test_a_custom_agent_gets_only_its_tools(
+    root_lab: LabServer, page: Page, model_stub: ModelStub
+) -> None:
+    panel = open_panel(page)
+    use_stub_provider(panel)
+    panel.get_by_role("button", name="AI settings").click()
+    agents = panel.locator("section[aria-label='Agents']")
+    agents.get_by_role("button", name="New agent…").click()
+    agents.get_by_label("Name").fill("reader")
+    agents.get_by_label("Prompt").fill("Only read files.")
+    for box in agents.locator("fieldset input[type='checkbox']").all():
+        if box.is_checked():
+            box.click()
+    agents.locator("fieldset label", has_text="read_file").locator("input").click()
+    agents.get_by_role("button", name="Save agent").click()
+    expect(agents.locator(".jp-TeraxAi-agent", has_text="reader")).to_contain_text(
+        "1 tools", timeout=TIMEOUT_MS
+    )
+    agents.get_by_label("Agent of this session").select_option("reader")
+    panel.get_by_role("button", name="AI settings").click()  # back to the chat
+    model_stub.script([text("I can only read.")])
+    ask(panel, "What can you do?")
+    expect(panel.locator(".jp-TeraxAi-turn").last).to_contain_text(
+        "I can only read.", timeout=TIMEOUT_MS
+    )
+    offered = {tool["function"]["name"] for tool in model_stub.requests[-1].body["tools"]}
+    assert offered == {"read_file"}
+    panel.get_by_role("button", name="AI settings").click()
+    agents.locator(".jp-TeraxAi-agent", has_text="reader").get_by_role(
+        "button", name="Delete"
+    ).click()
+    expect(agents.locator(".jp-TeraxAi-agent", has_text="reader")).to_have_count(0)
