@@ -15,7 +15,7 @@ import httpx
 from traitlets import Dict, Float, Int, Unicode
 from traitlets.config import LoggingConfigurable
 
-from terax_jupyter.exceptions import Conflict, InvalidRequest
+from terax_jupyter.exceptions import Conflict, InvalidRequest, TeraxError
 from terax_jupyter.services.ai.agents import ALL_TOOLS, AgentCatalog
 from terax_jupyter.services.ai.approvals import ApprovalBroker, parse_decision
 from terax_jupyter.services.ai.completion import CompletionService
@@ -109,8 +109,16 @@ class AiManager(LoggingConfigurable):
         self.security = security
         self.files, self.search, self.grep, self.pty = files, search, grep, pty
         self.secrets = secrets
-        self.store = AiStore(os.path.join(state_dir, "ai.sqlite3"), redactor=security.redactor)
-        self.store.interrupt_unfinished()
+        # A store that cannot be opened (a damaged or insecure file) takes the agent out of
+        # service, with the reason on every call, and leaves the rest of Terax running.
+        self._store: AiStore | None = None
+        self._store_problem: TeraxError | None = None
+        try:
+            self._store = AiStore(os.path.join(state_dir, "ai.sqlite3"), redactor=security.redactor)
+            self._store.interrupt_unfinished()
+        except TeraxError as problem:
+            self.log.error("The agent is unavailable: %s", problem.message)
+            self._store_problem = problem
         self.worker = StoreWorker()
         self.events = EventHub()
         self.approvals = ApprovalBroker()
@@ -127,6 +135,13 @@ class AiManager(LoggingConfigurable):
         self.completion = CompletionService(self)
         self.runs: dict[str, AgentRun] = {}
         self._ledgers: dict[str, SessionLedger] = {}
+
+    @property
+    def store(self) -> AiStore:
+        if self._store is None:
+            assert self._store_problem is not None
+            raise self._store_problem
+        return self._store
 
     @property
     def workspace_name(self) -> str:
@@ -485,7 +500,8 @@ class AiManager(LoggingConfigurable):
         await asyncio.to_thread(self.processes.close_all)
         await self.factory.aclose()
         self.worker.close()
-        self.store.close()
+        if self._store is not None:
+            self._store.close()
 
 
 def _title_from(prompt: str) -> str:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
+from terax_jupyter.exceptions import Unavailable
 from terax_jupyter.services.ai.manager import AiManager
 from terax_jupyter.services.fs.grep import GrepSearch
 from terax_jupyter.services.fs.manager import FileManager
@@ -86,3 +89,23 @@ async def test_a_crash_mid_answer_keeps_what_was_streamed_and_expires_approvals(
     finally:
         await first.close()
         await second.close()
+
+
+async def test_a_damaged_store_takes_only_the_agent_out_of_service(
+    terax_security: Any, tmp_path: Path, model_stub: ModelStub
+) -> None:
+    root, state = tmp_path / "work", tmp_path / "state"
+    root.mkdir()
+    state.mkdir()
+    damaged = state / "ai.sqlite3"
+    damaged.write_bytes(b"not a database at all " * 100)
+    damaged.chmod(0o600)
+    manager = make_manager(terax_security, root, state, model_stub)
+    try:
+        with pytest.raises(Unavailable) as caught:
+            await manager.create_session({}, user="alice")
+        assert caught.value.reason == "store_corrupt"
+        assert manager.agents.get("coder").name == "coder"  # the rest still answers
+        assert damaged.read_bytes().startswith(b"not a database")  # nothing was lost
+    finally:
+        await manager.close()
