@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import uuid
 from typing import TYPE_CHECKING
 
 import pytest
@@ -357,3 +358,27 @@ def test_a_custom_agent_gets_only_its_tools(
         "button", name="Delete"
     ).click()
     expect(agents.locator(".jp-TeraxAi-agent", has_text="reader")).to_have_count(0)
+
+
+def test_sessions_are_searched_renamed_and_deleted(
+    root_lab: LabServer, page: Page, model_stub: ModelStub
+) -> None:
+    marker = f"zebra-{uuid.uuid4().hex[:6]}"
+    panel = open_panel(page)
+    use_stub_provider(panel)
+    model_stub.script([text("Noted.")])
+    ask(panel, f"Remember the {marker}")
+    expect(panel.locator(".jp-TeraxAi-turn").last).to_contain_text("Noted.", timeout=TIMEOUT_MS)
+    panel.get_by_role("button", name="Sessions", exact=True).click()
+    panel.get_by_label("Search sessions").fill(marker)
+    sessions = panel.locator(".jp-TeraxAi-session")
+    expect(sessions).to_have_count(1, timeout=TIMEOUT_MS)
+    expect(sessions.first).to_contain_text(f"Remember the {marker}")
+    sessions.first.get_by_role("button", name=f"Rename Remember the {marker}").click()
+    title = panel.get_by_label("New title")
+    title.fill(f"Renamed {marker}")
+    title.press("Enter")
+    expect(sessions.first).to_contain_text(f"Renamed {marker}", timeout=TIMEOUT_MS)
+    sessions.first.get_by_role("button", name=f"Delete Renamed {marker}").click()
+    page.locator(".jp-Dialog").get_by_role("button", name="Delete").click()
+    expect(sessions).to_have_count(0, timeout=TIMEOUT_MS)
