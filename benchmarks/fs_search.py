@@ -51,6 +51,8 @@ if TYPE_CHECKING:
 DATA = Path(__file__).resolve().parent / ".data"
 SEED = 1129
 GENERATOR_VERSION = 2
+# The grep patterns planted in the generated tree: one in a few files, one in many (a marker
+# such as code comments carry). They are data, not notes; changing them changes the tree.
 RARE = "zephyr_quasar_5f3759df"
 COMMON = "LEGACY_SHIM_TODO"
 UNCAPPED = {"max_results": 100_000, "max_per_file": 100_000}

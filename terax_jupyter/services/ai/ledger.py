@@ -11,25 +11,29 @@ if TYPE_CHECKING:
 
 
 class SessionLedger:
-    """Which files a session read, at which etag. Loaded once; writes go to the store's
-    writer (``persist`` queues them in order without blocking the loop)."""
+    """Which files a session read, at which etag, for tools running on the event loop.
+
+    Loaded once from the store (by the caller, off the loop: ``AiManager.ledger``), then
+    answered from memory; writes go to the store's writer (``persist`` queues them in order
+    without blocking the loop). ``AiStore.read_ledger`` is the synchronous adapter for code
+    that already runs on a worker thread.
+    """
 
     def __init__(
         self,
         session_id: str,
         store: AiStore,
         persist: Callable[..., object],
+        etags: dict[str, str],
     ) -> None:
         self.session_id = session_id
         self._store = store
         self._persist = persist
-        self._etags: dict[str, str | None] = {}
+        self._etags = dict(etags)
 
     def record(self, path: str, etag: str) -> None:
         self._etags[path] = etag
         self._persist(self._store.record_read, self.session_id, path, etag)
 
     def etag(self, path: str) -> str | None:
-        if path not in self._etags:
-            self._etags[path] = self._store.read_etag(self.session_id, path)
-        return self._etags[path]
+        return self._etags.get(path)

@@ -150,11 +150,14 @@ class AiManager(LoggingConfigurable):
     async def provider(self, provider_id: str) -> Provider:
         return await self.factory.provider(provider_id)
 
-    def ledger(self, session_id: str) -> SessionLedger:
+    async def ledger(self, session_id: str) -> SessionLedger:
+        """The session's read-before-edit ledger, loaded from the store once, off the loop."""
         ledger = self._ledgers.get(session_id)
         if ledger is None:
-            ledger = SessionLedger(session_id, self.store, self.worker.submit)
-            self._ledgers[session_id] = ledger
+            etags = await self.worker.call(self.store.read_etags, session_id)
+            ledger = self._ledgers.setdefault(
+                session_id, SessionLedger(session_id, self.store, self.worker.submit, etags)
+            )
         return ledger
 
     # -- sessions -------------------------------------------------------------------------

@@ -56,7 +56,7 @@ class PlanRunner:
                 outcomes.append({**outcome, "result": "Skipped (denied).", "is_error": False})
                 continue
             tool = manager.toolbox.get(item["tool"])
-            context = self._context(session_id, user)
+            context = await self._context(session_id, user)
             try:
                 if tool is None:
                     raise InvalidRequest(f"Unknown tool {item['tool']!r}.", reason="invalid_plan")
@@ -123,7 +123,7 @@ class PlanRunner:
         manager.events.publish(session_id, {"type": "plan_discarded", "items": len(items)})
         return {"discarded": len(items)}
 
-    def _context(self, session_id: str, user: str | None) -> ToolContext:
+    async def _context(self, session_id: str, user: str | None) -> ToolContext:
         manager = self.manager
         return ToolContext(
             session_id=session_id,
@@ -131,7 +131,7 @@ class PlanRunner:
             files=manager.files,
             search=manager.search,
             grep=manager.grep,
-            reads=manager.ledger(session_id),
+            reads=await manager.ledger(session_id),
             processes=manager.processes,
             emit=lambda event: manager.events.publish(session_id, event),
             pty=manager.pty,

@@ -357,7 +357,7 @@ class AgentRun:
             )
         self.emit(event, write=write)
 
-    def _tool_context(self, call_id: str, parent_call_id: str | None) -> ToolContext:
+    async def _tool_context(self, call_id: str, parent_call_id: str | None) -> ToolContext:
         manager = self.manager
         return ToolContext(
             session_id=self.spec.session_id,
@@ -365,7 +365,7 @@ class AgentRun:
             files=manager.files,
             search=manager.search,
             grep=manager.grep,
-            reads=manager.ledger(self.spec.session_id),
+            reads=await manager.ledger(self.spec.session_id),
             processes=manager.processes,
             emit=self._tool_event,
             pty=manager.pty,
@@ -469,7 +469,7 @@ class AgentRun:
                 is_error=True,
                 data={"reason": "invalid_arguments"},
             ), "error"
-        context = self._tool_context(call.id, parent_call_id)
+        context = await self._tool_context(call.id, parent_call_id)
         try:
             if not tool.mutating:
                 return await tool.run(call.arguments, context), "done"

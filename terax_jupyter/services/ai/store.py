@@ -766,6 +766,14 @@ class AiStore:
             ).fetchone()
         return None if row is None else str(row["etag"])
 
+    def read_etags(self, session_id: str) -> dict[str, str]:
+        """Every file the session read, with the etag it had (to load a ledger at once)."""
+        with self._connection() as db:
+            rows = db.execute(
+                "SELECT path, etag FROM file_reads WHERE session_id = ?", (session_id,)
+            ).fetchall()
+        return {str(row["path"]): str(row["etag"]) for row in rows}
+
     def read_ledger(self, session_id: str) -> StoredReadLedger:
         """The session's ledger as a ``tools.base.ReadLedger``."""
         return StoredReadLedger(self, session_id)

@@ -10,7 +10,6 @@ from httpx_sse import aconnect_sse
 
 from terax_jupyter.services.ai.providers.base import (
     Finished,
-    Provider,
     ReasoningDelta,
     TextDelta,
     ToolCall,
@@ -23,17 +22,13 @@ from terax_jupyter.services.ai.providers.errors import (
     bad_response,
     decode_event,
     parse_arguments,
-    redactor_for,
     stream_cut,
 )
-from terax_jupyter.services.ai.providers.retry import RetryPolicy
+from terax_jupyter.services.ai.providers.http import HttpProvider
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    import httpx
-
-    from terax_jupyter.security.redact import Redactor
     from terax_jupyter.services.ai.providers.base import (
         ChatRequest,
         Message,
@@ -59,26 +54,8 @@ ERROR_STATUS = {
 }
 
 
-class AnthropicProvider(Provider):
-    """The Messages API with ``stream: true``; see ``OpenAIProvider`` for ``owns_client``."""
-
-    def __init__(
-        self,
-        config: ProviderConfig,
-        client: httpx.AsyncClient,
-        api_key: str | None = None,
-        retry: RetryPolicy | None = None,
-        *,
-        redactor: Redactor | None = None,
-        owns_client: bool = True,
-    ) -> None:
-        self.config = config
-        self._client = client
-        self._key = api_key
-        self._retry = retry if retry is not None else RetryPolicy()
-        self._redact = redactor_for(api_key, redactor)
-        self._owns_client = owns_client
-        self._base = config.base_url.rstrip("/")
+class AnthropicProvider(HttpProvider):
+    """The Messages API with ``stream: true``."""
 
     def headers(self) -> dict[str, str]:
         headers = dict(self.config.headers)
@@ -109,10 +86,6 @@ class AnthropicProvider(Provider):
         # signed thinking blocks back, and Message keeps reasoning as plain text only.
         return body
 
-    def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
-        payload = self.payload(request)
-        return self._retry.stream(lambda: self._attempt(payload, request.model))
-
     async def _attempt(self, payload: dict[str, Any], model: str) -> AsyncIterator[StreamEvent]:
         call = ProviderCall(self.config, redact=self._redact, model=model)
         reader = _EventReader(self.config, call)
@@ -136,24 +109,7 @@ class AnthropicProvider(Provider):
             raise stream_cut(self.config)
 
     async def list_models(self) -> list[dict[str, Any]]:
-        async def attempt() -> httpx.Response:
-            call = ProviderCall(self.config, redact=self._redact)
-            with call:
-                response = await self._client.get(
-                    f"{self._base}/models", params={"limit": 1000}, headers=self.headers()
-                )
-                await call.check(response, stream=False)
-                await response.aread()
-                return response
-
-        response = await self._retry.call(attempt)
-        try:
-            data = response.json()
-        except ValueError:
-            raise bad_response(self.config, "a model list that is not JSON") from None
-        items = data.get("data") if isinstance(data, dict) else None
-        if not isinstance(items, list):
-            raise bad_response(self.config, "a model list without data")
+        items = await self._model_items({"limit": 1000})
         models = []
         for item in items:
             if isinstance(item, dict) and isinstance(item.get("id"), str):
@@ -162,10 +118,6 @@ class AnthropicProvider(Provider):
                     model["label"] = item["display_name"]
                 models.append(model)
         return sorted(models, key=lambda m: m["id"])
-
-    async def aclose(self) -> None:
-        if self._owns_client:
-            await self._client.aclose()
 
 
 def _messages(messages: list[Message]) -> list[dict[str, Any]]:

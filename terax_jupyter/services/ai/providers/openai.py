@@ -13,7 +13,6 @@ from httpx_sse import aconnect_sse
 
 from terax_jupyter.services.ai.providers.base import (
     Finished,
-    Provider,
     ReasoningDelta,
     TextDelta,
     ToolCall,
@@ -27,19 +26,16 @@ from terax_jupyter.services.ai.providers.errors import (
     decode_event,
     parse_arguments,
     read_capped,
-    redactor_for,
     stream_cut,
 )
-from terax_jupyter.services.ai.providers.retry import RetryPolicy
+from terax_jupyter.services.ai.providers.http import HttpProvider
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from terax_jupyter.security.redact import Redactor
     from terax_jupyter.services.ai.providers.base import (
         ChatRequest,
         Message,
-        ProviderConfig,
         StreamEvent,
     )
 
@@ -56,30 +52,8 @@ FIM_UNSUPPORTED = frozenset({400, 404, 501})
 MAX_COMPLETION_BODY = 1024 * 1024
 
 
-class OpenAIProvider(Provider):
-    """``POST {base_url}/chat/completions`` with ``stream: true``, read as server-sent events.
-
-    The client is the guarded one the factory builds; ``owns_client`` says whether
-    ``aclose`` closes it (the factory shares one client between providers).
-    """
-
-    def __init__(
-        self,
-        config: ProviderConfig,
-        client: httpx.AsyncClient,
-        api_key: str | None = None,
-        retry: RetryPolicy | None = None,
-        *,
-        redactor: Redactor | None = None,
-        owns_client: bool = True,
-    ) -> None:
-        self.config = config
-        self._client = client
-        self._key = api_key
-        self._retry = retry if retry is not None else RetryPolicy()
-        self._redact = redactor_for(api_key, redactor)
-        self._owns_client = owns_client
-        self._base = config.base_url.rstrip("/")
+class OpenAIProvider(HttpProvider):
+    """``POST {base_url}/chat/completions`` with ``stream: true``, read as server-sent events."""
 
     def headers(self) -> dict[str, str]:
         headers = dict(self.config.headers)
@@ -118,10 +92,6 @@ class OpenAIProvider(Provider):
         # own, and the knobs (reasoning_effort, think) differ from server to server.
         return body
 
-    def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
-        payload = self.payload(request)
-        return self._retry.stream(lambda: self._attempt(payload, request.model))
-
     async def _attempt(self, payload: dict[str, Any], model: str) -> AsyncIterator[StreamEvent]:
         call = ProviderCall(self.config, redact=self._redact, model=model)
         reader = _ChunkReader()
@@ -158,22 +128,7 @@ class OpenAIProvider(Provider):
             yield event
 
     async def list_models(self) -> list[dict[str, Any]]:
-        async def attempt() -> httpx.Response:
-            call = ProviderCall(self.config, redact=self._redact)
-            with call:
-                response = await self._client.get(f"{self._base}/models", headers=self.headers())
-                await call.check(response, stream=False)
-                await response.aread()
-                return response
-
-        response = await self._retry.call(attempt)
-        try:
-            data = response.json()
-        except ValueError:
-            raise bad_response(self.config, "a model list that is not JSON") from None
-        items = data.get("data") if isinstance(data, dict) else data
-        if not isinstance(items, list):
-            raise bad_response(self.config, "a model list without data")
+        items = await self._model_items()
         models = [dict(i) for i in items if isinstance(i, dict) and _is_str(i.get("id"))]
         return sorted(models, key=lambda m: m["id"])
 
@@ -229,10 +184,6 @@ class OpenAIProvider(Provider):
             raise bad_response(self.config, "a completion without choices")
         text = choices[0].get("text")
         return text if _is_str(text) else ""
-
-    async def aclose(self) -> None:
-        if self._owns_client:
-            await self._client.aclose()
 
 
 def _message(message: Message) -> dict[str, Any]:
