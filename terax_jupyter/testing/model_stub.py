@@ -340,7 +340,8 @@ def _error_body(status: int, anthropic: bool) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "code": None}}
 
 
-def _last_user_text(body: dict[str, Any]) -> str:
+def last_user_text(body: dict[str, Any]) -> str:
+    """The text of the last user message of a chat request (what a test asked the model)."""
     for message in reversed(body.get("messages") or []):
         if not isinstance(message, dict) or message.get("role") != "user":
             continue
@@ -467,7 +468,7 @@ class _Handler(BaseHTTPRequestHandler):
         stub = self.server.stub
         turn = stub._next_turn()
         if turn is None:
-            echo = f"echo: {_last_user_text(body)}"
+            echo = f"echo: {last_user_text(body)}"
             turn = text(echo, input_tokens=max(1, len(json.dumps(body)) // 4))
         if turn.status >= 400 or turn.body is not None:
             payload = turn.body if turn.body is not None else _error_body(turn.status, anthropic)

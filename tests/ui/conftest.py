@@ -221,6 +221,14 @@ def lab(
         _stop(process)
 
 
+@pytest.fixture
+def root_lab(lab: LabServer) -> LabServer:
+    """The lab at the root only, for tests the prefixed lab adds nothing to but time."""
+    if lab.base_url != "/":
+        pytest.skip("covered at the root; the prefix is covered by the streaming test")
+    return lab
+
+
 @pytest.fixture(scope="session")
 def playwright_instance() -> Iterator[Playwright]:
     with sync_playwright() as playwright:

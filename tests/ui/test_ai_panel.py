@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import re
+import urllib.error
+import urllib.parse
+import urllib.request
 import uuid
 from typing import TYPE_CHECKING
 
@@ -11,6 +15,7 @@ from playwright.sync_api import expect
 
 from terax_jupyter.testing.model_stub import slow, text, tool_call
 
+from .ai_helpers import PANEL, TIMEOUT_MS, ask, open_panel, use_stub_provider
 from .conftest import STUB_KEY
 from .helpers import DARK, LIGHT, artifact_name, change_theme, wait_for_lab
 
@@ -23,38 +28,11 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.ui
 
-PANEL = "#terax-ai"
-TIMEOUT_MS = 15_000
-
 ANSWER = (
     "Here is **the answer**, streamed in small pieces.\n\n"
     "```bash\nls -la src\n```\n\n"
     "- one point\n- another point\n"
 )
-
-
-@pytest.fixture
-def root_lab(lab: LabServer) -> LabServer:
-    """The lab at the root only: the prefixed lab adds nothing to these tests but time."""
-    if lab.base_url != "/":
-        pytest.skip("covered at the root; the prefix is covered by the streaming test")
-    return lab
-
-
-def open_panel(page: Page) -> Locator:
-    """Show the panel on a new session, with the prompt focused."""
-    page.evaluate("() => window.jupyterapp.commands.execute('terax:ai-new-session')")
-    panel = page.locator(PANEL)
-    expect(panel).to_be_visible(timeout=TIMEOUT_MS)
-    expect(panel.locator(".jp-TeraxAi-input")).to_be_focused(timeout=TIMEOUT_MS)
-    return panel
-
-
-def ask(panel: Locator, prompt: str) -> None:
-    composer = panel.locator(".jp-TeraxAi-input")
-    composer.fill(prompt)
-    composer.press("Enter")
-    expect(panel.locator(".jp-TeraxAi-prompt").last).to_have_text(prompt, timeout=TIMEOUT_MS)
 
 
 def bash_turns(command: str, after: str) -> list:
@@ -179,13 +157,6 @@ def set_key(panel: Locator, value: str) -> None:
     panel.get_by_role("button", name="Save key").click()
     expect(panel.locator(".jp-TeraxAi-keyState")).to_have_text("set", timeout=TIMEOUT_MS)
     expect(field).to_have_value("")
-
-
-def use_stub_provider(panel: Locator) -> None:
-    """Pick the stub provider for this session (an earlier test may have chosen another)."""
-    bar = panel.locator(".jp-TeraxAi-modelBar")
-    bar.get_by_label("Provider").select_option("stub")
-    expect(bar.get_by_label("Model")).to_have_value("stub-model", timeout=TIMEOUT_MS)
 
 
 def use_keyed_provider(panel: Locator) -> Locator:
@@ -382,3 +353,53 @@ def test_sessions_are_searched_renamed_and_deleted(
     sessions.first.get_by_role("button", name=f"Delete Renamed {marker}").click()
     page.locator(".jp-Dialog").get_by_role("button", name="Delete").click()
     expect(sessions).to_have_count(0, timeout=TIMEOUT_MS)
+
+
+def forget_model(lab: LabServer, provider: str, model: str) -> None:
+    """Remove what a test said about a model (other tests expect no prices)."""
+    query = urllib.parse.urlencode({"provider": provider, "model": model})
+    request = urllib.request.Request(
+        f"{lab.url}terax/api/ai/models?{query}",
+        method="DELETE",
+        headers={"Authorization": f"token {lab.token}"},
+    )
+    with contextlib.suppress(urllib.error.HTTPError):
+        urllib.request.urlopen(request, timeout=10).close()
+
+
+def test_model_prices_make_turns_show_their_cost(
+    root_lab: LabServer, page: Page, model_stub: ModelStub, request: pytest.FixtureRequest
+) -> None:
+    panel = open_panel(page)
+    use_stub_provider(panel)
+    panel.get_by_role("button", name="AI settings").click()
+    details = panel.get_by_role("region", name="Model details")
+    expect(details.locator("h3")).to_contain_text("stub-model")
+    save = details.get_by_role("button", name="Save model details")
+    status = details.get_by_role("status")
+    try:
+        # One price alone is refused, and nothing is saved.
+        details.get_by_label("Context window (tokens)").fill("32000")
+        details.get_by_label("Input price ($ / M tokens)").fill("3")
+        save.click()
+        expect(status).to_have_text("Give both prices, or neither: a cost needs both.")
+        # A number the server refuses: its reason shows.
+        details.get_by_label("Output price ($ / M tokens)").fill("20000")
+        save.click()
+        expect(status).to_contain_text("US dollars per million tokens", timeout=TIMEOUT_MS)
+        expect(status).to_have_class(re.compile(r"jp-mod-error"))
+        details.get_by_label("Output price ($ / M tokens)").fill("15")
+        save.click()
+        expect(status).to_have_text("Saved. New turns show their cost.", timeout=TIMEOUT_MS)
+        # The server's choice of an output limit shows once saved.
+        expect(details.get_by_label("Max output (tokens)")).not_to_have_value("")
+        page.screenshot(path=artifact_name(request, "-form"))
+
+        panel.get_by_role("button", name="AI settings").click()  # back to the chat
+        model_stub.script([text("Priced.", input_tokens=2000, output_tokens=100)])
+        ask(panel, "How much was that?")
+        footer = panel.locator(".jp-TeraxAi-turnFooter").last
+        # (2000 x $3 + 100 x $15) / 1M = $0.0075
+        expect(footer).to_contain_text("$0.0075", timeout=TIMEOUT_MS)
+    finally:
+        forget_model(root_lab, "stub", "stub-model")

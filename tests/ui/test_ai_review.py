@@ -17,7 +17,7 @@ from terax_jupyter.testing.model_stub import text, tool_call
 from .helpers import DARK, LIGHT, artifact_name, change_theme, write
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Page
+    from playwright.sync_api import Locator, Page
 
     from terax_jupyter.testing.model_stub import ModelStub
 
@@ -54,11 +54,8 @@ def pending_approval(lab: LabServer, session_id: str) -> dict[str, Any]:
     raise AssertionError(f"no approval was requested: {session}")
 
 
-def test_review_rejects_one_hunk_and_applies_the_other(
-    page: Page, lab: LabServer, model_stub: ModelStub, request: pytest.FixtureRequest
-) -> None:
-    folder = f"review-{uuid.uuid4().hex[:8]}"
-    path = f"{folder}/settings.py"
+def propose_two_hunks(lab: LabServer, model_stub: ModelStub, path: str) -> dict[str, Any]:
+    """Run the agent until it proposes a multi_edit of ``path`` with two far-apart hunks."""
     write(lab.root / path, ORIGINAL)
     model_stub.script(
         [
@@ -83,6 +80,26 @@ def test_review_rejects_one_hunk_and_applies_the_other(
     api(lab, f"ai/sessions/{session['id']}/runs", {"prompt": "Spell out two values."})
     approval = pending_approval(lab, session["id"])
     assert [h["index"] for h in approval["proposal"]["hunks"]] == [0, 1]
+    return approval
+
+
+def open_review(page: Page, approval_id: str) -> Locator:
+    page.evaluate(
+        "id => window.jupyterapp.commands.execute('terax:ai-review', { approvalId: id })"
+        ".then(() => true)",
+        approval_id,
+    )
+    review = page.locator(REVIEW)
+    expect(review).to_be_visible(timeout=TIMEOUT_MS)
+    expect(review.locator(".jp-TeraxAiReview-hunk")).to_have_count(2, timeout=TIMEOUT_MS)
+    return review
+
+
+def test_review_rejects_one_hunk_and_applies_the_other(
+    page: Page, lab: LabServer, model_stub: ModelStub, request: pytest.FixtureRequest
+) -> None:
+    path = f"review-{uuid.uuid4().hex[:8]}/settings.py"
+    approval = propose_two_hunks(lab, model_stub, path)
 
     # An editor open on the file reloads once the agent wrote it.
     page.evaluate(
@@ -92,15 +109,8 @@ def test_review_rejects_one_hunk_and_applies_the_other(
     editor = page.locator(".jp-FileEditor .cm-content")
     expect(editor).to_contain_text("value_27 = 27", timeout=TIMEOUT_MS)
 
-    page.evaluate(
-        "id => window.jupyterapp.commands.execute('terax:ai-review', { approvalId: id })"
-        ".then(() => true)",
-        approval["id"],
-    )
-    review = page.locator(REVIEW)
-    expect(review).to_be_visible(timeout=TIMEOUT_MS)
+    review = open_review(page, approval["id"])
     hunks = review.locator(".jp-TeraxAiReview-hunk")
-    expect(hunks).to_have_count(2, timeout=TIMEOUT_MS)
     expect(review.locator(".jp-TeraxAiReview-status")).to_have_attribute("data-status", "pending")
     # The merge view: current on the left, proposed on the right, both changes shown.
     current = review.locator(".cm-merge-a .cm-content")
@@ -198,3 +208,43 @@ def test_review_of_a_queued_plan_item_is_a_selection_only(
     expect(hunk).to_have_attribute("data-state", "rejected")
     expect(review.locator(".cm-merge-b .cm-content")).to_contain_text("'twenty-eight'")
     assert (lab.root / path).read_text(encoding="utf-8") == ORIGINAL
+
+
+def test_review_is_decided_from_the_keyboard(
+    page: Page, root_lab: LabServer, model_stub: ModelStub
+) -> None:
+    lab = root_lab
+    path = f"review-keys-{uuid.uuid4().hex[:8]}/settings.py"
+    approval = propose_two_hunks(lab, model_stub, path)
+    review = open_review(page, approval["id"])
+    first, second = (review.locator(".jp-TeraxAiReview-hunk").nth(i) for i in range(2))
+    # The review opens focused on its first hunk: no mouse needed.
+    expect(first).to_have_attribute("aria-current", "true", timeout=TIMEOUT_MS)
+    # Deciding a hunk moves on to the next one.
+    page.keyboard.press("Alt+Shift+R")
+    expect(first).to_have_attribute("data-state", "rejected")
+    expect(second).to_have_attribute("aria-current", "true")
+    page.keyboard.press("Alt+Shift+A")
+    expect(second).to_have_attribute("data-state", "accepted")
+    # The last one stays current; Alt+Up/Down move (and wrap) without deciding.
+    expect(second).to_have_attribute("aria-current", "true")
+    page.keyboard.press("Alt+ArrowDown")
+    expect(first).to_have_attribute("aria-current", "true")
+    page.keyboard.press("Alt+ArrowUp")
+    expect(second).to_have_attribute("aria-current", "true")
+    expect(first).to_have_attribute("data-state", "rejected")
+    # Changing one's mind: back up, accept the first after all, then reject it again.
+    page.keyboard.press("Alt+ArrowUp")
+    page.keyboard.press("Alt+Shift+A")
+    expect(first).to_have_attribute("data-state", "accepted")
+    page.keyboard.press("Alt+ArrowUp")
+    page.keyboard.press("Alt+Shift+R")
+    expect(first).to_have_attribute("data-state", "rejected")
+    expect(review.locator("[data-action='apply']")).to_have_text("Apply 1 of 2 Hunks")
+    page.keyboard.press("Control+Enter")
+    expect(review.locator("[data-outcome]")).to_have_attribute(
+        "data-outcome", "applied", timeout=TIMEOUT_MS
+    )
+    on_disk = (lab.root / path).read_text(encoding="utf-8")
+    assert on_disk == ORIGINAL.replace("value_27 = 27\n", "value_27 = 'twenty-seven'\n")
+    assert api(lab, f"ai/approvals/{approval['id']}")["decision"]["hunks"] == [1]

@@ -12,6 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from .helpers import READY_TIMEOUT_MS, artifact_name, change_theme
+from .terminal_helpers import EDITOR, INPUT, PANE, START_TIMEOUT_MS, header, open_terminal, run
 
 if TYPE_CHECKING:
     from playwright.sync_api import Locator, Page
@@ -20,10 +21,6 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.ui
 
-PANE = "#jp-main-dock-panel .jp-TeraxTerminal-pane"
-INPUT = ".jp-TeraxInput"
-EDITOR = f"{INPUT} .cm-content"
-START_TIMEOUT_MS = 20_000
 ACTIVE_PANE = re.compile(r"(^|\s)jp-mod-activePane(\s|$)")
 
 
@@ -33,30 +30,6 @@ def api(lab: LabServer, path: str) -> Any:
     url = f"{lab.url}{path}{separator}token={lab.token}"
     with urllib.request.urlopen(url, timeout=10) as response:
         return json.loads(response.read().decode("utf-8"))
-
-
-def open_terminal(page: Page) -> Locator:
-    """A new Terax terminal tab, ready at its prompt (the input line shows)."""
-    before = page.locator(PANE).count()
-    page.evaluate("async () => { await window.jupyterapp.commands.execute('terax:new-terminal'); }")
-    expect(page.locator(PANE)).to_have_count(before + 1, timeout=START_TIMEOUT_MS)
-    pane = page.locator(PANE).nth(before)
-    expect(pane.locator(EDITOR)).to_be_visible(timeout=START_TIMEOUT_MS)
-    return pane
-
-
-def run(page: Page, pane: Locator, command: str) -> None:
-    """Type a command in the pane's input line and press Enter."""
-    editor = pane.locator(EDITOR)
-    editor.click()
-    expect(editor).to_be_focused()
-    page.keyboard.type(command)
-    page.keyboard.press("Enter")
-
-
-def header(pane: Locator, command: str) -> Locator:
-    """The block header of a command (drawn over its prompt line)."""
-    return pane.locator(f".jp-TeraxBlock-header[data-command={json.dumps(command)}]")
 
 
 def block_output(lab: LabServer, session: str, command: str) -> str:

@@ -22,6 +22,7 @@ import {
   type IToolCard,
   type ITurn,
   keyNameIn,
+  splitPrompt,
   toolSubject
 } from '../common/aichat';
 import { formatDuration } from '../common/listnav';
@@ -65,11 +66,7 @@ function TurnView(props: ITurnProps): JSX.Element {
         : null;
   return (
     <div className={CSS.turn} data-run={turn.runId ?? ''}>
-      {turn.prompt !== null && (
-        <div className={CSS.prompt} aria-label={trans.__('Your prompt')}>
-          {turn.prompt}
-        </div>
-      )}
+      {turn.prompt !== null && <Prompt prompt={turn.prompt} trans={trans} />}
       <div className={CSS.answer}>
         <Parts
           parts={turn.parts}
@@ -168,6 +165,27 @@ function Parts(props: IPartsProps): JSX.Element {
         }
       })}
     </>
+  );
+}
+
+/**
+ * A prompt as typed; what was attached to it folded away beneath.
+ */
+function Prompt(props: {
+  prompt: string;
+  trans: TranslationBundle;
+}): JSX.Element {
+  const { text, context } = splitPrompt(props.prompt);
+  return (
+    <div className={CSS.prompt} aria-label={props.trans.__('Your prompt')}>
+      {text}
+      {context !== null && (
+        <details className={CSS.promptContext}>
+          <summary>{props.trans.__('Attached context')}</summary>
+          <div className={CSS.pre}>{context}</div>
+        </details>
+      )}
+    </div>
   );
 }
 

@@ -30,6 +30,7 @@ export namespace CSS {
   export const chat = 'jp-TeraxAi-chat';
   export const turn = 'jp-TeraxAi-turn';
   export const prompt = 'jp-TeraxAi-prompt';
+  export const promptContext = 'jp-TeraxAi-promptContext';
   export const answer = 'jp-TeraxAi-answer';
   export const markdown = 'jp-TeraxAi-markdown';
   export const codeTools = 'jp-TeraxAi-codeTools';
@@ -91,6 +92,7 @@ export namespace CSS {
   export const settings = 'jp-TeraxAi-settings';
   export const field = 'jp-TeraxAi-field';
   export const fieldRow = 'jp-TeraxAi-fieldRow';
+  export const fieldGrid = 'jp-TeraxAi-fieldGrid';
   export const textInput = 'jp-TeraxAi-textInput';
   export const keyState = 'jp-TeraxAi-keyState';
   export const testResult = 'jp-TeraxAi-testResult';

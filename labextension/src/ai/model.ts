@@ -337,14 +337,7 @@ export class AiSessionModel implements IDisposable {
         this._connection = 'idle';
         return;
       }
-      this._connection = 'retrying';
-      const delay = RETRY_MS[Math.min(this._retries, RETRY_MS.length - 1)];
-      this._retries++;
-      this._emit();
-      this._retryTimer = setTimeout(() => {
-        this._retryTimer = null;
-        void this._reconnect();
-      }, delay);
+      this._retryLater();
     };
   }
 
@@ -356,12 +349,33 @@ export class AiSessionModel implements IDisposable {
     try {
       const session = await getSession(this.id);
       if (session.last_seq < this._state.lastSeq) {
-        await this.refresh();
+        // A new numbering: following it from the old place would skip
+        // events, so connect only once the reload succeeded.
+        await this._reload();
+        this._emit();
       }
     } catch {
-      // Still unreachable: the socket's own failure schedules the next try.
+      // Still unreachable (or the reload failed): try again later.
+      if (!this._isDisposed && !this._state.deleted && !this._socket) {
+        this._retryLater();
+      }
+      return;
     }
     this._connect();
+  }
+
+  /**
+   * Schedule the next reconnect, backing off.
+   */
+  private _retryLater(): void {
+    this._connection = 'retrying';
+    const delay = RETRY_MS[Math.min(this._retries, RETRY_MS.length - 1)];
+    this._retries++;
+    this._emit();
+    this._retryTimer = setTimeout(() => {
+      this._retryTimer = null;
+      void this._reconnect();
+    }, delay);
   }
 
   private _closeSocket(): void {
@@ -384,9 +398,13 @@ export class AiSessionModel implements IDisposable {
       // Fell behind: reconnect after the last event applied.
       this._closeSocket();
       this._connect();
+      this._emit();
       return;
     }
     const before = this._state;
+    if (event.type !== 'resync' && event.seq <= before.lastSeq) {
+      return; // seen already (a replay after a reconnect)
+    }
     this._state = applyEvent(this._state, event);
     if (this._state.stale) {
       this._closeSocket();
@@ -403,8 +421,11 @@ export class AiSessionModel implements IDisposable {
     if (event.type === 'finish' && !event.parent_call_id) {
       this._runEnded.emit(String(event.reason ?? ''));
       if (this._reloadAtFinish) {
+        // Reload with the socket closed: events of a next run that arrive
+        // meanwhile would be lost under the snapshot; they replay after it.
         this._reloadAtFinish = false;
-        void this.refresh();
+        this._closeSocket();
+        void this.refresh().then(() => this._connect());
       } else {
         // The title comes from the first prompt.
         void getSession(this.id)

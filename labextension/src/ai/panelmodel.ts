@@ -7,8 +7,10 @@ import type { IDisposable } from '@lumino/disposable';
 import { type ISignal, Signal } from '@lumino/signaling';
 
 import {
+  type AiModelDetails,
   createSession,
   deleteSession,
+  describeModel,
   type IAiAgent,
   type IAiModel,
   type IAiProvider,
@@ -329,6 +331,25 @@ export class AiPanelModel implements IDisposable {
   }
 
   /**
+   * Save what the user says about a model (context, prices); the problem,
+   * or null when saved.
+   */
+  async describeModel(details: AiModelDetails): Promise<string | null> {
+    try {
+      const saved = await describeModel(details);
+      const known = this._models.get(saved.provider) ?? [];
+      this._models.set(saved.provider, [
+        ...known.filter(m => m.id !== saved.id),
+        saved
+      ]);
+    } catch (error) {
+      return requestError(error).message;
+    }
+    this._changed.emit();
+    return null;
+  }
+
+  /**
    * Known models of a provider; with `ask`, also the ones its server lists
    * (local servers: whatever is pulled).
    */
@@ -342,7 +363,10 @@ export class AiPanelModel implements IDisposable {
       const entry = this._providers.find(p => p.id === provider);
       if (ask || entry?.local) {
         for (const model of await providerModels(provider)) {
-          found.set(model.id, model);
+          // What the user said about a model (its prices) beats the listing.
+          if (!found.has(model.id)) {
+            found.set(model.id, model);
+          }
         }
       }
     } catch (error) {

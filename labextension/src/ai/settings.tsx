@@ -9,6 +9,7 @@ import * as React from 'react';
 import { deleteAgent, type IAiAgent, putAgent } from '../api/ai';
 import { CSS } from './css';
 import { requestError } from './model';
+import { ModelDetails } from './modeldetails';
 import type { AiPanelModel } from './panelmodel';
 
 interface ISettingsProps {
@@ -307,6 +308,13 @@ export function SettingsView(props: ISettingsProps): JSX.Element {
           {message.text}
         </div>
       )}
+
+      <ModelDetails
+        model={model}
+        trans={trans}
+        provider={providerId}
+        modelId={modelId.trim()}
+      />
 
       <AgentSettings model={model} trans={trans} />
 

@@ -216,7 +216,28 @@ export interface IAiModel {
   tools: boolean;
   reasoning: boolean;
   source: string;
+  /** US dollars per million input tokens (null: unknown, no cost shown). */
+  input_price: number | null;
+  /** US dollars per million output tokens. */
+  output_price: number | null;
 }
+
+/**
+ * What a user may say about a model (its context and prices).
+ */
+export type AiModelDetails = Pick<IAiModel, 'provider' | 'id'> &
+  Partial<
+    Pick<
+      IAiModel,
+      | 'label'
+      | 'context_window'
+      | 'max_output_tokens'
+      | 'tools'
+      | 'reasoning'
+      | 'input_price'
+      | 'output_price'
+    >
+  >;
 
 /**
  * An agent: a prompt and the tools it may use.
@@ -439,6 +460,13 @@ export async function listModels(provider?: string): Promise<IAiModel[]> {
     query: { provider }
   });
   return answer.models;
+}
+
+/**
+ * Describe a model (or correct a built-in's numbers); kept on the server.
+ */
+export function describeModel(details: AiModelDetails): Promise<IAiModel> {
+  return post<IAiModel>('ai/models', details);
 }
 
 export async function listAgents(): Promise<IAiAgent[]> {

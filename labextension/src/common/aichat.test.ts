@@ -16,6 +16,7 @@ import {
   keyNameIn,
   promptHistory,
   promptWithAttachments,
+  splitPrompt,
   slashCommand,
   tokenAtCaret,
   toolSubject
@@ -466,6 +467,30 @@ describe('composer helpers', () => {
     expect(prompt).toContain('Terminal block:\n`ls`');
     expect(promptWithAttachments('plain', [])).toBe('plain');
     expect(fenceFor('none')).toBe('```');
+  });
+
+  it('splits a sent prompt into what was typed and its context', () => {
+    const selection = {
+      kind: 'selection' as const,
+      label: 'x',
+      text: 'x = 1',
+      path: 'x.py',
+      language: 'python'
+    };
+    for (const attachments of [
+      [{ kind: 'file' as const, path: 'a.py' }],
+      [selection],
+      [{ kind: 'block' as const, label: 'ls', markdown: '`ls`' }],
+      [{ kind: 'file' as const, path: 'a.py' }, selection]
+    ]) {
+      const prompt = promptWithAttachments('Why?\n\nReally.', attachments);
+      const split = splitPrompt(prompt);
+      expect(split.text).toBe('Why?\n\nReally.');
+      expect(`${split.text}\n\n${split.context}`).toBe(prompt);
+    }
+    // Typed text that merely mentions a heading mid-line stays whole.
+    const typed = 'Look at the Terminal block: it failed.\n\nAnd then?';
+    expect(splitPrompt(typed)).toEqual({ text: typed, context: null });
   });
 
   it('lists own prompts newest first without repeats', () => {

@@ -1205,6 +1205,30 @@ export function promptWithAttachments(
 }
 
 /**
+ * The headings `promptWithAttachments` puts before attached context.
+ */
+const CONTEXT_HEADING =
+  /\n\n(?=Attached files \(read them as needed\):\n|Selected text(?: from [^\n]*)?:\n|Terminal block:\n)/;
+
+/**
+ * A sent prompt taken apart for display: what was typed, and the context
+ * attached after it (null without any).
+ */
+export function splitPrompt(prompt: string): {
+  text: string;
+  context: string | null;
+} {
+  const match = CONTEXT_HEADING.exec(prompt);
+  if (!match) {
+    return { text: prompt, context: null };
+  }
+  return {
+    text: prompt.slice(0, match.index),
+    context: prompt.slice(match.index + match[0].length)
+  };
+}
+
+/**
  * The prompts of a conversation, newest first (the composer's history).
  */
 export function promptHistory(state: IChatState, limit = 100): string[] {
