@@ -6,8 +6,12 @@ from typing import TYPE_CHECKING
 
 from playwright.sync_api import expect
 
+from terax_jupyter.testing.model_stub import last_user_text
+
 if TYPE_CHECKING:
     from playwright.sync_api import Locator, Page
+
+    from terax_jupyter.testing.model_stub import ModelStub
 
 PANEL = "#terax-ai"
 TIMEOUT_MS = 15_000
@@ -35,3 +39,12 @@ def use_stub_provider(panel: Locator) -> None:
     bar = panel.locator(".jp-TeraxAi-modelBar")
     bar.get_by_label("Provider").select_option("stub")
     expect(bar.get_by_label("Model")).to_have_value("stub-model", timeout=TIMEOUT_MS)
+
+
+def chat_prompts(model_stub: ModelStub) -> list[str]:
+    """What the model was asked in each chat request so far (the last user message)."""
+    return [
+        last_user_text(r.body)
+        for r in model_stub.requests
+        if r.path.endswith("/chat/completions") and isinstance(r.body, dict)
+    ]

@@ -11,9 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 from playwright.sync_api import expect
 
-from terax_jupyter.testing.model_stub import last_user_text
-
-from .ai_helpers import PANEL, TIMEOUT_MS, use_stub_provider
+from .ai_helpers import PANEL, TIMEOUT_MS, chat_prompts, use_stub_provider
 from .helpers import artifact_name, write
 from .terminal_helpers import header, open_terminal, run
 
@@ -35,9 +33,9 @@ def chips(page: Page) -> Locator:
 
 def asked(model_stub: ModelStub) -> str:
     """What the model was last asked (the prompt with its attachments)."""
-    requests = model_stub.requests
-    assert requests, "the model was never asked"
-    return last_user_text(requests[-1].body)
+    prompts = chat_prompts(model_stub)
+    assert prompts, "the model was never asked"
+    return prompts[-1]
 
 
 def send(page: Page, prompt: str) -> None:

@@ -199,6 +199,15 @@ def test_a_bad_key_shows_an_actionable_banner(
     action.click()
     expect(panel.get_by_label("API key for Keyed")).to_be_focused(timeout=TIMEOUT_MS)
     assert "sk-wrong-key-000" not in page.content()
+    # Test connection says the key is refused; with the right key it connects.
+    test = panel.get_by_role("button", name="Test connection")
+    result = panel.locator(".jp-TeraxAi-settings .jp-TeraxAi-testResult").first
+    test.click()
+    expect(result).to_have_class(re.compile(r"jp-mod-error"), timeout=TIMEOUT_MS)
+    expect(result).to_contain_text("KEYED_API_KEY")
+    set_key(panel, STUB_KEY)
+    test.click()
+    expect(result).to_have_class(re.compile(r"jp-mod-ok"), timeout=TIMEOUT_MS)
 
 
 def test_the_key_never_reaches_the_page(

@@ -219,9 +219,15 @@ export function Composer(props: IComposerProps): JSX.Element {
         });
         return;
       }
-      if (event.key === 'Enter' || event.key === 'Tab') {
+      const item = picker.items[picker.active];
+      const complete =
+        event.key === 'Enter' && picker.trigger === '/' && item.value === text;
+      if (complete) {
+        // The command is typed out already: Enter runs it.
+        setPicker(null);
+      } else if (event.key === 'Enter' || event.key === 'Tab') {
         event.preventDefault();
-        choose(picker.items[picker.active]);
+        choose(item);
         return;
       }
       if (event.key === 'Escape') {
