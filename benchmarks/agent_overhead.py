@@ -30,11 +30,8 @@ import asyncio
 import contextlib
 import json
 import os
-import secrets
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -50,6 +47,7 @@ from tornado.websocket import WebSocketClientConnection, websocket_connect
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.jupyter_process import JupyterProcess  # noqa: E402
 from terax_jupyter.testing import model_stub as turns  # noqa: E402  (the checkout, not a copy)
 from terax_jupyter.testing.model_stub import ModelStub, Turn  # noqa: E402
 
@@ -74,65 +72,31 @@ class Server:
     """``jupyter server`` with Terax and a provider ``stub`` at ``model_url``, in a subprocess."""
 
     def __init__(self, root: Path, state: Path, model_url: str, extra: list[str]) -> None:
-        self.token = secrets.token_hex(16)
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        for folder in ("home", "config", "data", "runtime"):
-            (state / folder).mkdir()
-        environment = {
-            **os.environ,
-            "PYTHONPATH": str(REPO),
-            "HOME": str(state / "home"),
-            "JUPYTER_CONFIG_DIR": str(state / "config"),
-            "JUPYTER_DATA_DIR": str(state / "data"),
-            "JUPYTER_RUNTIME_DIR": str(state / "runtime"),
-        }
+        self.jupyter = JupyterProcess()
+        self.token = self.jupyter.token
+        (state / "home").mkdir()
         provider = {"kind": "openai", "label": "Stub", "base_url": model_url, "local": True}
-        self.log_path = state / "server.log"
-        self.log = open(self.log_path, "wb")  # noqa: SIM115  (closed in stop())
-        self.process = subprocess.Popen(
+        self.jupyter.start(
+            root,
+            state,
             [
-                sys.executable,
-                "-m",
-                "jupyter_server",
-                "--ServerApp.jpserver_extensions={'terax_jupyter': True}",
-                f"--IdentityProvider.token={self.token}",
-                "--ServerApp.ip=127.0.0.1",
-                f"--ServerApp.port={self.port}",
-                "--ServerApp.port_retries=0",
-                f"--ServerApp.root_dir={root}",
-                "--ServerApp.open_browser=False",
-                "--ServerApp.allow_root=True",
                 "--SecretsManager.backend=file",
                 f"--AiManager.providers={ {'stub': provider}!r}",
                 "--AiManager.default_provider=stub",
                 "--AiManager.default_model=stub-model",
                 *extra,
             ],
-            cwd=root,
-            env=environment,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
+            env={"HOME": str(state / "home")},
         )
+        self.port = self.jupyter.port
         self.http = httpx.AsyncClient(
-            base_url=f"http://127.0.0.1:{self.port}",
+            base_url=self.jupyter.url,
             headers={"Authorization": f"token {self.token}"},
             timeout=60,
         )
 
     async def ready(self) -> None:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if (await self.http.get("/api/status")).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the server did not start; see {self.log_path}")
-            await asyncio.sleep(0.2)
+        await self.jupyter.wait_ready_async()
 
     async def api(self, method: str, path: str, body: Any = None) -> Any:
         response = await self.http.request(method, f"/terax/api/{path}", json=body)
@@ -151,20 +115,11 @@ class Server:
 
     def cpu(self) -> float:
         """CPU seconds (user + system) the server process has used."""
-        with open(f"/proc/{self.process.pid}/stat") as stat:
-            fields = stat.read().rpartition(")")[2].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return self.jupyter.cpu_seconds()
 
     async def stop(self) -> None:
         await self.http.aclose()
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.log.close()
+        self.jupyter.stop(15)
 
 
 # -- the two paths ---------------------------------------------------------------------------

@@ -21,9 +21,7 @@ import math
 import os
 import random
 import resource
-import secrets
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -37,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.jupyter_process import JupyterProcess  # noqa: E402
 from terax_jupyter.security import (  # noqa: E402  (the checkout, not an installed copy)
     SecurityLayer,
 )
@@ -618,50 +617,13 @@ class Server:
     """``jupyter server`` with the extension, in a subprocess, over one keep-alive connection."""
 
     def __init__(self, root: Path, state: Path) -> None:
-        self.token = secrets.token_hex(16)
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        environment = {
-            **os.environ,
-            "PYTHONPATH": str(REPO),
-            "JUPYTER_CONFIG_DIR": str(state / "config"),
-            "JUPYTER_DATA_DIR": str(state / "data"),
-            "JUPYTER_RUNTIME_DIR": str(state / "runtime"),
-        }
-        self.log = open(state / "server.log", "wb")  # noqa: SIM115  (closed in stop())
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "jupyter_server",
-                "--ServerApp.jpserver_extensions={'terax_jupyter': True}",
-                f"--IdentityProvider.token={self.token}",
-                "--ServerApp.ip=127.0.0.1",
-                f"--ServerApp.port={self.port}",
-                "--ServerApp.port_retries=0",
-                f"--ServerApp.root_dir={root}",
-                "--ServerApp.open_browser=False",
-                "--ServerApp.allow_root=True",
-            ],
-            cwd=root,
-            env=environment,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-        self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                status, _ = self.get("/api/status")
-                if status == 200:
-                    break
-            except OSError:
-                self.connection.close()
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the server did not start; see {state / 'server.log'}")
-            time.sleep(0.2)
+        self.jupyter = JupyterProcess()
+        self.token = self.jupyter.token
+        self.jupyter.start(root, state)
+        self.jupyter.wait_ready()
+        self.connection = http.client.HTTPConnection("127.0.0.1", self.jupyter.port, timeout=120)
+        # Connected before the first request, which is timed (as when readiness went over it).
+        self.connection.connect()
 
     def get(self, path: str, **params: Any) -> tuple[int, bytes]:
         query = urllib.parse.urlencode(params)
@@ -672,20 +634,11 @@ class Server:
 
     def cpu(self) -> float:
         """CPU seconds the server process has used (its own, not its rg children's)."""
-        with open(f"/proc/{self.process.pid}/stat") as stat:
-            fields = stat.read().rpartition(")")[2].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return self.jupyter.cpu_seconds()
 
     def stop(self) -> None:
         self.connection.close()
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.log.close()
+        self.jupyter.stop(10)
 
 
 # -- the benchmark -------------------------------------------------------------------------

@@ -27,9 +27,7 @@ import http.client
 import json
 import os
 import random
-import secrets
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -41,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.jupyter_process import JupyterProcess  # noqa: E402
 from terax_jupyter.security import SecurityLayer  # noqa: E402  (the checkout, not a copy)
 from terax_jupyter.services.git.graph import GraphLayout, row_graph  # noqa: E402
 from terax_jupyter.services.git.log import GitHistory  # noqa: E402
@@ -237,55 +236,18 @@ class Server:
     """``jupyter server`` with Terax over the data folder, in a subprocess."""
 
     def __init__(self, root: Path, state: Path) -> None:
-        self.token = secrets.token_hex(16)
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        for folder in ("home", "config", "data", "runtime"):
-            (state / folder).mkdir()
-        environment = {
-            **os.environ,
-            **GIT_ENV,
-            "PYTHONPATH": str(REPO),
-            "HOME": str(state / "home"),
-            "JUPYTER_CONFIG_DIR": str(state / "config"),
-            "JUPYTER_DATA_DIR": str(state / "data"),
-            "JUPYTER_RUNTIME_DIR": str(state / "runtime"),
-        }
-        self.log = open(state / "server.log", "wb")  # noqa: SIM115  (closed in stop())
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "jupyter_server",
-                "--ServerApp.jpserver_extensions={'terax_jupyter': True}",
-                f"--IdentityProvider.token={self.token}",
-                "--ServerApp.ip=127.0.0.1",
-                f"--ServerApp.port={self.port}",
-                "--ServerApp.port_retries=0",
-                f"--ServerApp.root_dir={root}",
-                "--ServerApp.open_browser=False",
-                "--ServerApp.allow_root=True",
-                # The benchmark writes (and removes) the commit-graph itself.
-                "--GitManager.write_commit_graph=False",
-            ],
-            cwd=root,
-            env=environment,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
+        self.jupyter = JupyterProcess()
+        self.token = self.jupyter.token
+        (state / "home").mkdir()
+        self.jupyter.start(
+            root,
+            state,
+            # The benchmark writes (and removes) the commit-graph itself.
+            ["--GitManager.write_commit_graph=False"],
+            env={**GIT_ENV, "HOME": str(state / "home")},
         )
-        self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if self.get("/api/status")[0] == 200:
-                    break
-            except OSError:
-                self.connection.close()
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the server did not start; see {state / 'server.log'}")
-            time.sleep(0.2)
+        self.jupyter.wait_ready()
+        self.connection = http.client.HTTPConnection("127.0.0.1", self.jupyter.port, timeout=120)
 
     def get(self, path: str) -> tuple[int, bytes]:
         self.connection.request("GET", path, headers={"Authorization": f"token {self.token}"})
@@ -300,14 +262,7 @@ class Server:
 
     def stop(self) -> None:
         self.connection.close()
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.log.close()
+        self.jupyter.stop(15)
 
 
 # -- the benchmark ---------------------------------------------------------------------------

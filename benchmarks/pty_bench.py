@@ -33,12 +33,9 @@ import http.client
 import json
 import os
 import random
-import secrets
 import shutil
-import socket
 import statistics
 import struct
-import subprocess
 import sys
 import tempfile
 import termios
@@ -53,6 +50,10 @@ from tornado.httpclient import HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from benchmarks.jupyter_process import JupyterProcess  # noqa: E402
+
 DATA = Path(__file__).resolve().parent / ".data"
 SEED = 1129
 GENERATOR_VERSION = 1
@@ -220,64 +221,30 @@ class Server:
     """``jupyter server`` with Terax and jupyter_server_terminals, in a subprocess."""
 
     def __init__(self, state: Path, extra: list[str] | None = None) -> None:
-        self.token = secrets.token_hex(16)
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
+        self.jupyter = JupyterProcess()
+        self.token = self.jupyter.token
         home, root = state / "home", state / "root"
-        for folder in (home, root, state / "config", state / "data", state / "runtime"):
+        for folder in (home, root):
             folder.mkdir()
         rcfile = home / ".bashrc"
         rcfile.write_text(BASHRC)
-        environment = {
-            **os.environ,
-            "PYTHONPATH": str(REPO),
-            "HOME": str(home),
-            "SHELL": BASH,
-            "JUPYTER_CONFIG_DIR": str(state / "config"),
-            "JUPYTER_DATA_DIR": str(state / "data"),
-            "JUPYTER_RUNTIME_DIR": str(state / "runtime"),
-        }
-        self.log = open(state / "server.log", "wb")  # noqa: SIM115  (closed in stop())
-        self.process = subprocess.Popen(
+        self.jupyter.start(
+            root,
+            state,
             [
-                sys.executable,
-                "-m",
-                "jupyter_server",
-                "--ServerApp.jpserver_extensions="
-                "{'terax_jupyter': True, 'jupyter_server_terminals': True}",
-                f"--IdentityProvider.token={self.token}",
-                "--ServerApp.ip=127.0.0.1",
-                f"--ServerApp.port={self.port}",
-                "--ServerApp.port_retries=0",
-                f"--ServerApp.root_dir={root}",
-                "--ServerApp.open_browser=False",
-                "--ServerApp.allow_root=True",
                 f"--PtyManager.shell_command={BASH}",
                 "--PtyManager.login_shell=never",
                 f"--ServerApp.terminado_settings={{'shell_command': ['{BASH}', '--rcfile', "
                 f"'{rcfile}']}}",
                 *(extra or []),
             ],
-            cwd=root,
-            env=environment,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
+            env={"HOME": str(home), "SHELL": BASH},
+            extensions=("terax_jupyter", "jupyter_server_terminals"),
         )
-        self.psutil = psutil.Process(self.process.pid)
+        self.port = self.jupyter.port
+        self.psutil = psutil.Process(self.jupyter.pid)
+        self.jupyter.wait_ready()
         self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                status, _ = self.request("GET", "/api/status")
-                if status == 200:
-                    break
-            except OSError:
-                self.connection.close()
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the server did not start; see {state / 'server.log'}")
-            time.sleep(0.2)
 
     def request(self, method: str, path: str, body: Any = None) -> tuple[int, bytes]:
         payload = json.dumps(body) if body is not None else None
@@ -298,22 +265,14 @@ class Server:
 
     def cpu(self) -> float:
         """CPU seconds (user + system) the server process has used."""
-        times = self.psutil.cpu_times()
-        return times.user + times.system
+        return self.jupyter.cpu_seconds()
 
     def rss(self) -> int:
         return self.psutil.memory_info().rss
 
     def stop(self) -> None:
         self.connection.close()
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.log.close()
+        self.jupyter.stop(15)
 
 
 # -- clients -----------------------------------------------------------------------------------
