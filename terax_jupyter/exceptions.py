@@ -24,6 +24,8 @@ its method resolution order and writes ``{"message", "reason"}``.
     ├── Unsupported                 415  binary where text is needed, unknown encoding
     ├── Timeout                     504  an operation ran past its time limit
     ├── Unavailable                 503  a required tool or service is missing
+    ├── BrowserError                502  the headless browser failed (crashed, page error)
+    ├── ReplayRefused               409  a browser replay check refused; reason says which
     └── ProviderError               502  a model provider failed; the message says what to do
         ├── ProviderAuthFailed      502  the provider refused the key (401/403)
         ├── RateLimited             502  429 after the bounded retries; carries retry_after
@@ -130,6 +132,19 @@ class Unavailable(TeraxError):
     reason = "unavailable"
 
 
+class BrowserError(TeraxError):
+    """The headless browser could not do what was asked (not started, crashed, page error)."""
+
+    reason = "browser_error"
+
+
+class ReplayRefused(Conflict):
+    """A browser replay was refused before doing anything more; ``reason`` names the check
+    (``scope_mismatch``, ``ttl_expired``, ``precondition_failed``, ``target_missing``, ...)."""
+
+    reason = "replay_refused"
+
+
 class ProviderError(TeraxError):
     """A model provider failed. ``provider`` is the provider's id (``"openai"``, ``"ollama"``)."""
 
@@ -200,6 +215,8 @@ HTTP_STATUS: dict[type[TeraxError], int] = {
     Unsupported: 415,
     Timeout: 504,
     Unavailable: 503,
+    BrowserError: 502,
+    ReplayRefused: 409,
     ProviderError: 502,
     ProviderAuthFailed: 502,
     RateLimited: 502,

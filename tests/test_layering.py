@@ -36,10 +36,18 @@ ALLOWED: dict[str, tuple[frozenset[str] | None, str]] = {
         frozenset({"asyncio.create_subprocess_exec", "shutil.which"}),
         "runs the git CLI (git -C <repository root the guard checked>), no shell",
     ),
-    "services/ai/store.py": (
-        frozenset({"os.makedirs", "os.open"}),
-        "creates the AI sessions database 0600 (O_EXCL, no symlink) in the server's own state "
-        "folder before SQLite opens it",
+    "services/browser/launcher.py": (
+        frozenset(
+            {
+                "shutil.which",
+                "shutil.rmtree",
+                "tempfile.mkdtemp",
+                "subprocess.Popen",
+                "pathlib.read_text",
+            }
+        ),
+        "starts headless Chromium (no shell) in its own process group with a private temporary "
+        "profile it removes on close; reads the DevToolsActivePort file there",
     ),
     "services/ai/tools/processes.py": (
         frozenset({"subprocess.Popen", "shutil.which"}),

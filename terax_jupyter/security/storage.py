@@ -62,6 +62,55 @@ def read_private_file(path: str) -> str | None:
             os.close(fd)
 
 
+def create_private_store(path: str, what: str) -> None:
+    """Create a database file 0600 before SQLite opens it (SQLite gives its -wal and -shm
+    files the database's mode), or refuse an existing one that is not private. ``what``
+    names the store in the message ("The AI session store")."""
+    os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        os.close(os.open(path, flags, 0o600))
+        return
+    except FileExistsError:
+        pass
+    info = os.lstat(path)
+    problem = None
+    if stat.S_ISLNK(info.st_mode):
+        problem = "is a symbolic link; the store must be a plain file"
+    elif not stat.S_ISREG(info.st_mode):
+        problem = "is not a regular file"
+    elif os.name != "nt" and info.st_uid != os.getuid():
+        problem = f"belongs to another user (uid {info.st_uid})"
+    elif os.name != "nt" and stat.S_IMODE(info.st_mode) & 0o077:
+        problem = (
+            f"can be read or changed by other users (mode {stat.S_IMODE(info.st_mode):04o}); "
+            f"check what it holds, then run `chmod 600 {path}`"
+        )
+    if problem is not None:
+        raise Unavailable(f"{what} {path} {problem}.", reason="insecure_file")
+
+
+def private_directory(directory: str, what: str) -> None:
+    """Make sure ``directory`` exists as a plain folder only this user can change."""
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    info = os.lstat(directory)
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        raise Unavailable(f"{what} {directory} is not a plain folder.", reason="insecure_file")
+    if os.name != "nt" and (info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o022):
+        raise Unavailable(
+            f"{what} {directory} can be changed by other users; it is not used.",
+            reason="insecure_file",
+        )
+
+
+def create_private_append_only(path: str) -> int:
+    """A new file (never an existing one, never through a symlink), 0600, opened to append;
+    the caller owns the returned descriptor."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND
+    flags |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    return os.open(path, flags, 0o600)
+
+
 def _refuse_insecure(path: str, info: os.stat_result) -> None:
     if not stat.S_ISREG(info.st_mode):
         raise Unavailable(f"{path} is not a regular file.", reason="insecure_file")

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sqlite3
-import stat
 import threading
 import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
 from terax_jupyter.exceptions import Conflict, InvalidRequest, NotFound, Unavailable
+from terax_jupyter.security.storage import create_private_store
 from terax_jupyter.services.ai.providers.base import Message, ToolCall
 
 if TYPE_CHECKING:
@@ -200,7 +199,7 @@ class AiStore:
         self.path = path
         self._redactor = redactor
         self._lock = threading.Lock()
-        _create_private(path)
+        create_private_store(path, "The AI session store")
         try:
             self._db: sqlite3.Connection | None = sqlite3.connect(
                 path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000
@@ -848,33 +847,6 @@ class StoredReadLedger:
 
 
 # -- the file -------------------------------------------------------------------------------
-
-
-def _create_private(path: str) -> None:
-    """Create the database file 0600 before SQLite opens it (SQLite gives its -wal and -shm
-    files the database's mode), or refuse an existing one that is not private."""
-    os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        os.close(os.open(path, flags, 0o600))
-        return
-    except FileExistsError:
-        pass
-    info = os.lstat(path)
-    problem = None
-    if stat.S_ISLNK(info.st_mode):
-        problem = "is a symbolic link; the store must be a plain file"
-    elif not stat.S_ISREG(info.st_mode):
-        problem = "is not a regular file"
-    elif os.name != "nt" and info.st_uid != os.getuid():
-        problem = f"belongs to another user (uid {info.st_uid})"
-    elif os.name != "nt" and stat.S_IMODE(info.st_mode) & 0o077:
-        problem = (
-            f"can be read or changed by other users (mode {stat.S_IMODE(info.st_mode):04o}); "
-            f"check what it holds, then run `chmod 600 {path}`"
-        )
-    if problem is not None:
-        raise Unavailable(f"The AI session store {path} {problem}.", reason="insecure_file")
 
 
 def _unavailable(path: str, error: sqlite3.Error) -> Unavailable:

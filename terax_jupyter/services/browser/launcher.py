@@ -1,0 +1,346 @@
+"""Start and stop a headless Chromium with a private profile, kept off the network.
+
+The browser talks the DevTools protocol over a WebSocket on 127.0.0.1 with a port the kernel
+picks (``--remote-debugging-port=0``); Chromium writes the port and the browser's WebSocket
+path to ``DevToolsActivePort`` in the profile folder, which we poll. ``--remote-debugging-pipe``
+was considered and not taken: it needs file descriptors 3 and 4 in the child, so the
+connection could not be reopened after a drop (``CdpConnection.reconnect``), and a pipe speaks
+NUL-framed JSON that the ``websockets`` client cannot carry. The port is bound to loopback; any
+local process could connect to it, as with any dev server the agent drives; the profile is
+fresh and throw-away, so there is nothing in the browser worth stealing.
+
+The browser runs in its own session (so in its own process group): ``close`` signals the whole
+group, the zygote and renderers included, SIGTERM first and SIGKILL after a grace, reaps the
+leader and removes the profile. Its environment is minimal (no API keys or tokens of the
+server's environment) with HOME and the XDG folders inside the profile, so nothing lands in the
+user's home.
+
+Network: besides the flags that stop Chromium's own background traffic, ``lockdown`` (on by
+default) points every proxied request at a dead proxy on loopback. Chromium never proxies
+loopback hosts (localhost, 127.0.0.0/8, [::1]), so local dev servers are reached directly while
+anything else fails, including traffic the per-page request guard in ``page.py`` cannot see
+(WebSockets, service and shared workers, popups). Turn it off only to let pages reach a dev
+server on a private, non-loopback address that a page policy also allows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+from terax_jupyter.exceptions import BrowserError, Timeout, Unavailable
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["BROWSER_NAMES", "ChromiumLauncher", "find_chromium"]
+
+BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+INSTALL_HINT = (
+    "install Chromium (Debian/Ubuntu: apt-get install chromium; macOS: brew install --cask"
+    " chromium) or set the browser's path explicitly"
+)
+
+# Features whose only job is talking to Google or showing UI nobody sees in headless mode.
+DISABLED_FEATURES = (
+    "Translate",
+    "OptimizationHints",
+    "OptimizationGuideModelDownloading",
+    "OptimizationHintsFetching",
+    "OptimizationTargetPrediction",
+    "MediaRouter",
+    "DialMediaRouteProvider",
+    "AutofillServerCommunication",
+    "CertificateTransparencyComponentUpdater",
+    "InterestFeedContentSuggestions",
+    "PrivacySandboxSettings4",
+    "HttpsUpgrades",
+    "CalculateNativeWinOcclusion",
+)
+
+BASE_FLAGS = (
+    "--headless=new",
+    "--remote-debugging-address=127.0.0.1",
+    "--remote-debugging-port=0",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--no-pings",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-domain-reliability",
+    "--disable-client-side-phishing-detection",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--disable-breakpad",
+    "--disable-crash-reporter",
+    "--metrics-recording-only",
+    "--safebrowsing-disable-auto-update",
+    "--password-store=basic",
+    "--use-mock-keychain",
+    f"--disable-features={','.join(DISABLED_FEATURES)}",
+    "--mute-audio",
+    "--hide-scrollbars",
+    "--no-sandbox",  # these machines run the server as root, where the sandbox cannot start
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    # Headless tabs count as hidden; without these, timers and rendering are throttled.
+    "--disable-background-timer-throttling",
+    "--disable-backgrounding-occluded-windows",
+    "--disable-renderer-backgrounding",
+    "--disable-hang-monitor",
+    "--disable-prompt-on-repost",
+    "--disable-auto-reload",  # an error page would retry the failed URL on its own
+    # WebRTC sends UDP around any proxy unless told not to.
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+)
+
+# Where ``lockdown`` sends non-loopback traffic: the discard port on loopback, where nothing
+# listens on a normal machine, so a connection is refused at once.
+DEAD_PROXY = "http://127.0.0.1:9"
+
+# Variables worth passing to the browser; everything else (keys, tokens) stays behind.
+KEPT_ENVIRONMENT = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "FONTCONFIG_PATH")
+
+STDERR_TAIL_LINES = 40
+
+
+def find_chromium(binary: str | None = None) -> str:
+    """The browser executable: ``binary`` if given (a path or a name on PATH), else the first
+    of ``BROWSER_NAMES`` on PATH; ``Unavailable`` saying what to install if there is none."""
+    if binary:
+        found = shutil.which(binary)
+        if found is None:
+            raise Unavailable(
+                f"the browser {binary!r} was not found or is not executable; {INSTALL_HINT}",
+                reason="browser_missing",
+            )
+        return found
+    for name in BROWSER_NAMES:
+        found = shutil.which(name)
+        if found is not None:
+            return found
+    raise Unavailable(
+        f"no Chromium found on PATH (looked for {', '.join(BROWSER_NAMES)}); {INSTALL_HINT}",
+        reason="browser_missing",
+    )
+
+
+class ChromiumLauncher:
+    """One headless Chromium process (group) and its throw-away profile.
+
+    ``await start()`` returns the browser's DevTools WebSocket URL; ``await close()`` ends the
+    whole process group and removes the profile (safe to call twice, or after a crash). The
+    process is plain ``subprocess.Popen`` (started and waited for on threads), so a launcher is
+    bound to no event loop: one may be started under one loop and used or closed under another.
+    """
+
+    def __init__(
+        self,
+        binary: str | None = None,
+        *,
+        extra_args: Sequence[str] = (),
+        startup_timeout: float = 30.0,
+        close_grace: float = 3.0,
+        window_size: tuple[int, int] = (1280, 800),
+        lockdown: bool = True,
+    ) -> None:
+        self.binary = binary
+        self.extra_args = tuple(extra_args)
+        self.startup_timeout = startup_timeout
+        self.close_grace = close_grace
+        self.window_size = window_size
+        self.lockdown = lockdown
+        self.websocket_url: str | None = None
+        self.profile_dir: Path | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
+        self._stderr_thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def pid(self) -> int | None:
+        """The browser's process id, which is also its process group id."""
+        return self._process.pid if self._process is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.poll() if self._process is not None else None
+
+    def stderr_tail(self) -> str:
+        """The last lines the browser wrote to stderr (for error messages)."""
+        return "\n".join(self._stderr_tail)
+
+    def arguments(self, executable: str, profile: Path) -> list[str]:
+        width, height = self.window_size
+        args = [
+            executable,
+            *BASE_FLAGS,
+            f"--user-data-dir={profile / 'data'}",
+            f"--window-size={width},{height}",
+        ]
+        if self.lockdown:
+            args.append(f"--proxy-server={DEAD_PROXY}")
+        args.extend(self.extra_args)
+        args.append("about:blank")
+        return args
+
+    async def start(self) -> str:
+        """Start the browser and wait until its DevTools endpoint is up; its WebSocket URL."""
+        if self._process is not None:
+            if self.websocket_url is not None and self.running:
+                return self.websocket_url
+            raise BrowserError("this launcher was already used; make a new one")
+        executable = find_chromium(self.binary)
+        await asyncio.to_thread(self._spawn, executable)
+        try:
+            self.websocket_url = await self._wait_for_endpoint()
+        except BaseException:
+            await self.close()
+            raise
+        return self.websocket_url
+
+    def _spawn(self, executable: str) -> None:
+        profile = Path(tempfile.mkdtemp(prefix="terax-chromium-"))
+        self.profile_dir = profile
+        environment = {k: os.environ[k] for k in KEPT_ENVIRONMENT if k in os.environ}
+        environment.update(
+            HOME=str(profile / "home"),
+            XDG_CONFIG_HOME=str(profile / "config"),
+            XDG_CACHE_HOME=str(profile / "cache"),
+            XDG_DATA_HOME=str(profile / "share"),
+            TMPDIR=str(profile),
+        )
+        try:
+            self._process = subprocess.Popen(
+                self.arguments(executable, profile),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                env=environment,
+                cwd=profile,
+                start_new_session=True,  # its own process group, ended as a whole in close()
+                creationflags=getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0),
+            )
+        except OSError as error:
+            shutil.rmtree(profile, ignore_errors=True)
+            self.profile_dir = None
+            raise Unavailable(
+                f"the browser {executable} could not start: {error}", reason="browser_missing"
+            ) from None
+        assert self._process.stderr is not None
+        self._stderr_thread = threading.Thread(
+            target=self._drain_stderr,
+            args=(self._process.stderr,),
+            name="terax-chromium-stderr",
+            daemon=True,
+        )
+        self._stderr_thread.start()
+
+    def _drain_stderr(self, stream: IO[bytes]) -> None:
+        # Read to the end so that a chatty browser never blocks on a full pipe.
+        with contextlib.suppress(OSError, ValueError):
+            for line in iter(stream.readline, b""):
+                text = line.decode("utf-8", "replace").rstrip()
+                if text:
+                    self._stderr_tail.append(text[:500])
+
+    async def _wait_for_endpoint(self) -> str:
+        assert self.profile_dir is not None
+        marker = self.profile_dir / "data" / "DevToolsActivePort"
+        deadline = time.monotonic() + self.startup_timeout
+        while True:
+            found = await asyncio.to_thread(_read_active_port, marker)
+            if found is not None:
+                port, path = found
+                return f"ws://127.0.0.1:{port}{path}"
+            code = self.returncode
+            if code is not None:
+                raise BrowserError(
+                    f"the browser exited during start-up (exit code {code})"
+                    f"{_tail_text(self.stderr_tail())}"
+                )
+            if time.monotonic() > deadline:
+                raise Timeout(
+                    f"the browser did not open its DevTools port within"
+                    f" {self.startup_timeout:g} s{_tail_text(self.stderr_tail())}"
+                )
+            await asyncio.sleep(0.05)
+
+    async def close(self) -> None:
+        """End the browser's process group (SIGTERM, SIGKILL after the grace), reap it, remove
+        the profile. Safe to call more than once."""
+        await asyncio.to_thread(self._close_blocking)
+
+    def _close_blocking(self) -> None:
+        with self._lock:
+            process = self._process
+            if process is not None:
+                _end_group(process, self.close_grace)
+                if self._stderr_thread is not None:
+                    self._stderr_thread.join(timeout=2)
+                if process.stderr is not None:
+                    with contextlib.suppress(OSError):
+                        process.stderr.close()
+            if self.profile_dir is not None:
+                shutil.rmtree(self.profile_dir, ignore_errors=True)
+                self.profile_dir = None
+            self.websocket_url = None
+
+
+def _read_active_port(marker: Path) -> tuple[int, str] | None:
+    """(port, browser path) from ``DevToolsActivePort`` once Chromium has written both lines."""
+    try:
+        lines = marker.read_text(encoding="utf-8").splitlines()
+    except (FileNotFoundError, UnicodeDecodeError):
+        return None
+    if len(lines) < 2 or not lines[0].strip().isdigit() or not lines[1].startswith("/"):
+        return None
+    return int(lines[0].strip()), lines[1].strip()
+
+
+def _end_group(process: subprocess.Popen[bytes], grace: float) -> None:
+    if os.name != "posix":
+        # Windows: Chromium's helpers live in the browser's job object and end with it.
+        process.terminate()
+        try:
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        return
+    group = process.pid  # start_new_session made the browser its group's leader
+    _signal_group(group, signal.SIGTERM)
+    try:
+        process.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        _signal_group(group, signal.SIGKILL)
+        process.wait()
+    # Helpers that outlive the leader are taken too. Those already dead stay zombies until
+    # init reaps them (they are not our children), so there is nothing to wait for.
+    _signal_group(group, signal.SIGKILL)
+
+
+def _signal_group(group: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, sig)
+
+
+def _tail_text(tail: str) -> str:
+    return f"; its last output:\n{tail}" if tail else ""

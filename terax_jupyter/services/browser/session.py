@@ -1,0 +1,112 @@
+"""A browser session: one Chromium, its DevTools connection, and the pages opened on it."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING
+
+from terax_jupyter.exceptions import BrowserError, Timeout
+from terax_jupyter.services.browser.cdp import CdpConnection
+from terax_jupyter.services.browser.launcher import ChromiumLauncher
+from terax_jupyter.services.browser.page import DEFAULT_TIMEOUT, BrowserPage, loopback_only
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from terax_jupyter.services.browser.page import NetworkPolicy
+
+__all__ = ["BrowserSession"]
+
+
+class BrowserSession:
+    """``async with BrowserSession() as browser: page = await browser.new_page()``.
+
+    By default the session launches its own Chromium and ends it on ``close``. Given a
+    ``launcher`` it uses that one (starting it if needed) and leaves it running on close unless
+    ``owns_launcher`` is true, so tests and a long-lived manager can share one browser process
+    between sessions. A browser that crashed or was killed closes the connection; the next call
+    on the session or its pages raises ``BrowserError`` at once.
+    """
+
+    def __init__(
+        self,
+        launcher: ChromiumLauncher | None = None,
+        *,
+        binary: str | None = None,
+        policy: NetworkPolicy | None = None,
+        owns_launcher: bool | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        self.launcher = launcher if launcher is not None else ChromiumLauncher(binary)
+        self.owns_launcher = launcher is None if owns_launcher is None else owns_launcher
+        self.policy = policy if policy is not None else loopback_only
+        self.timeout = timeout
+        self.connection: CdpConnection | None = None
+        self.pages: list[BrowserPage] = []
+        self._closed = False
+
+    @property
+    def alive(self) -> bool:
+        return not self._closed and self.connection is not None and not self.connection.closed
+
+    async def start(self) -> BrowserSession:
+        if self._closed:
+            raise BrowserError("this browser session was closed; start a new one")
+        if self.connection is not None:
+            return self
+        try:
+            url = self.launcher.websocket_url
+            if url is None or not self.launcher.running:
+                url = await self.launcher.start()
+            self.connection = await CdpConnection.connect(url, timeout=self.timeout)
+            # Downloads would write into the profile (or worse); a dev server has no need.
+            await self.connection.send("Browser.setDownloadBehavior", {"behavior": "deny"})
+        except BaseException:
+            await self.close()
+            raise
+        return self
+
+    async def new_page(self, *, policy: NetworkPolicy | None = None) -> BrowserPage:
+        """A new tab on about:blank under the network guard (this session's policy unless
+        another is given)."""
+        page = await BrowserPage.open(
+            self._live(), policy=policy if policy is not None else self.policy, timeout=self.timeout
+        )
+        self.pages.append(page)
+        return page
+
+    def _live(self) -> CdpConnection:
+        if self._closed:
+            raise BrowserError("the browser session is closed")
+        if self.connection is None:
+            raise BrowserError("the browser session was not started")
+        if self.connection.closed:
+            code = self.launcher.returncode
+            exited = f"; the browser exited with code {code}" if code is not None else ""
+            raise BrowserError(f"the browser is gone ({self.connection.close_reason}{exited})")
+        return self.connection
+
+    async def close(self) -> None:
+        """Close the pages, the connection and (if owned) the browser. Safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        pages, self.pages = self.pages, []
+        for page in pages:
+            with contextlib.suppress(BrowserError, Timeout):
+                await page.close()
+        if self.connection is not None:
+            await self.connection.close()
+        if self.owns_launcher:
+            await self.launcher.close()
+
+    async def __aenter__(self) -> BrowserSession:
+        return await self.start()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
