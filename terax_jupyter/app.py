@@ -21,6 +21,8 @@ from terax_jupyter.security import SecurityLayer
 from terax_jupyter.services.ai import handlers as ai_handlers
 from terax_jupyter.services.ai import settings_handlers as ai_settings_handlers
 from terax_jupyter.services.ai.manager import AiManager
+from terax_jupyter.services.browser import handlers as browser_handlers
+from terax_jupyter.services.browser.manager import BrowserManager
 from terax_jupyter.services.fs import handlers as fs_handlers
 from terax_jupyter.services.fs.grep import GrepSearch
 from terax_jupyter.services.fs.manager import FileManager
@@ -30,6 +32,8 @@ from terax_jupyter.services.git import handlers as git_handlers
 from terax_jupyter.services.git import history_handlers as git_history_handlers
 from terax_jupyter.services.git.manager import GitManager
 from terax_jupyter.services.meta import handlers as meta_handlers
+from terax_jupyter.services.preview import handlers as preview_handlers
+from terax_jupyter.services.preview.manager import PreviewManager
 from terax_jupyter.services.pty import handlers as pty_handlers
 from terax_jupyter.services.pty.manager import PtyManager
 from terax_jupyter.services.secrets import handlers as secrets_handlers
@@ -45,6 +49,8 @@ HANDLER_MODULES = (
     secrets_handlers,
     ai_handlers,
     ai_settings_handlers,
+    browser_handlers,
+    preview_handlers,
     meta_handlers,
 )
 
@@ -118,9 +124,16 @@ class TeraxApp(ExtensionApp):
             source.listeners.append(lambda kind, path: search.invalidate(os.path.dirname(path)))
         grep = GrepSearch(security, parent=self)
         pty = PtyManager(security, state_dir, parent=self)
+        serverapp = self.serverapp
+        preview = PreviewManager(
+            pty, base_url=serverapp.base_url, own_ports=lambda: {serverapp.port}, parent=self
+        )
+        # Terminals offer only the servers the preview proxy would open.
+        pty.server_ports = preview.offers
         secrets = SecretsManager(security, state_dir, parent=self)
+        browser = BrowserManager(state_dir, redactor=security.redactor, parent=self)
         ai = AiManager(security, state_dir, files=files, search=search, grep=grep, pty=pty,
-                       secrets=secrets, parent=self)  # fmt: skip
+                       secrets=secrets, browser=browser, parent=self)  # fmt: skip
         self.context = TeraxContext(
             security=security,
             files=files,
@@ -131,6 +144,8 @@ class TeraxApp(ExtensionApp):
             git=GitManager(security, parent=self),
             secrets=secrets,
             ai=ai,
+            preview=preview,
+            browser=browser,
         )
         self.settings[SETTINGS_KEY] = self.context
 
@@ -151,6 +166,11 @@ class LaunchError(Exception):
 def main(argv: list[str] | None = None) -> None:
     """``jupyter terax [PATH] [server options]``: Lab with the Terax panels, rooted at PATH."""
     arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["mcp"]:
+        from terax_jupyter.mcp.cli import main as mcp_main
+
+        mcp_main(arguments[1:])
+        return
     try:
         arguments = preflight(arguments)
     except LaunchError as error:

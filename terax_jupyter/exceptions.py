@@ -19,13 +19,13 @@ its method resolution order and writes ``{"message", "reason"}``.
     ├── Conflict                    409  the world changed under the caller
     │   ├── AlreadyExists           409  the target exists and overwrite was not asked
     │   ├── StaleVersion            409  the caller's etag no longer matches
-    │   └── NotEmpty                409  a directory still has entries
+    │   ├── NotEmpty                409  a directory still has entries
+    │   └── ReplayRefused           409  a browser replay check refused; reason says which
     ├── TooLarge                    413  over a size cap; the message names the cap
     ├── Unsupported                 415  binary where text is needed, unknown encoding
     ├── Timeout                     504  an operation ran past its time limit
     ├── Unavailable                 503  a required tool or service is missing
     ├── BrowserError                502  the headless browser failed (crashed, page error)
-    ├── ReplayRefused               409  a browser replay check refused; reason says which
     └── ProviderError               502  a model provider failed; the message says what to do
         ├── ProviderAuthFailed      502  the provider refused the key (401/403)
         ├── RateLimited             502  429 after the bounded retries; carries retry_after

@@ -49,6 +49,11 @@ ALLOWED: dict[str, tuple[frozenset[str] | None, str]] = {
         "starts headless Chromium (no shell) in its own process group with a private temporary "
         "profile it removes on close; reads the DevToolsActivePort file there",
     ),
+    "services/browser/evals/": (
+        frozenset({"tempfile.TemporaryDirectory", "os.walk", "open"}),
+        "the browser evals (a benchmark, not a service): a temporary folder of their own for "
+        "the replay store, read back to prove no typed value was stored",
+    ),
     "services/ai/tools/processes.py": (
         frozenset({"subprocess.Popen", "shutil.which"}),
         "runs the agent's commands with bash -c after the command guard, in a folder the guard "

@@ -8,14 +8,21 @@ import { aiCompletionPlugin } from './plugins/aicompletion';
 import { aiReviewPlugin } from './plugins/aireview';
 import { gitPlugin } from './plugins/git';
 import { goToFilePlugin } from './plugins/gotofile';
+import { previewPlugin } from './plugins/preview';
 import { searchInFilesPlugin } from './plugins/searchfiles';
 import { terminalPlugin } from './plugins/terminal';
 
 export { ITeraxAi } from './ai/tokens';
 export { IGoToFile } from './gotofile/tokens';
+export { ITeraxPreview } from './preview/tokens';
 export { ISearchInFiles } from './searchfiles/tokens';
 export { ITeraxTerminals } from './terminal/tokens';
-export type { AskHandler, IBlockQuestion } from './terminal/tokens';
+export type {
+  AskHandler,
+  IBlockQuestion,
+  IServerEvent,
+  LinkHandler
+} from './terminal/tokens';
 
 const plugins: JupyterFrontEndPlugin<unknown>[] = [
   aiPlugin,
@@ -23,6 +30,7 @@ const plugins: JupyterFrontEndPlugin<unknown>[] = [
   aiReviewPlugin,
   gitPlugin,
   goToFilePlugin,
+  previewPlugin,
   searchInFilesPlugin,
   terminalPlugin
 ];

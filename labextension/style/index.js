@@ -4,5 +4,6 @@ import './ai.css';
 import './aireview.css';
 import './git.css';
 import './gotofile.css';
+import './preview.css';
 import './searchfiles.css';
 import './terminal.css';

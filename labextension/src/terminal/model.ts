@@ -14,6 +14,7 @@ import {
   type ShellPhase,
   type StreamMessage
 } from '../api/pty';
+import { isServerMessage, type ServerMessage } from '../api/preview';
 import { TeraxAPIError } from '../api/request';
 
 /**
@@ -150,6 +151,13 @@ export class TerminalSessionModel implements IDisposable {
   }
 
   /**
+   * A dev server the session started was found, or has stopped.
+   */
+  get serverDetected(): ISignal<this, ServerMessage> {
+    return this._serverDetected;
+  }
+
+  /**
    * The session is over for this view: its shell exited, someone closed it,
    * or the server no longer knows it.
    */
@@ -255,13 +263,17 @@ export class TerminalSessionModel implements IDisposable {
       this._output.emit({ data, replay });
       return;
     }
-    let message: StreamMessage;
+    let message: unknown;
     try {
-      message = JSON.parse(event.data) as StreamMessage;
+      message = JSON.parse(event.data);
     } catch {
       return;
     }
-    this._handle(message);
+    if (isServerMessage(message)) {
+      this._serverDetected.emit(message);
+      return;
+    }
+    this._handle(message as StreamMessage);
   }
 
   private _handle(message: StreamMessage): void {
@@ -422,6 +434,7 @@ export class TerminalSessionModel implements IDisposable {
     { event: 'start' | 'end'; block: IBlock }
   >(this);
   private readonly _notice = new Signal<this, string>(this);
+  private readonly _serverDetected = new Signal<this, ServerMessage>(this);
   private readonly _ended = new Signal<this, EndReason>(this);
 }
 

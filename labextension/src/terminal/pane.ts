@@ -30,7 +30,12 @@ import { BlockOutline } from './outline';
 import type { RendererManager } from './renderers';
 import { terminalTheme } from './theme';
 import { OutputWriter } from './writer';
-import { configureTerminal, createTerminal, WebglRenderer } from './xterm';
+import {
+  configureTerminal,
+  createTerminal,
+  openLink,
+  WebglRenderer
+} from './xterm';
 
 /**
  * How often a hidden, busy pane checks again whether it may hibernate.
@@ -179,6 +184,12 @@ export class TerminalPane extends Widget {
    * Detached panes leave their session running when they close.
    */
   detached = false;
+
+  /**
+   * Takes a Ctrl/Cmd+clicked link (true: taken); else it opens in a new
+   * browser tab.
+   */
+  linkHandler: ((uri: string) => boolean) | null = null;
 
   /**
    * The pane got the focus.
@@ -450,7 +461,12 @@ export class TerminalPane extends Widget {
     this._hibernating = false;
     const { terminal, fit, search } = createTerminal(
       this._services.config(),
-      this.model.shell
+      this.model.shell,
+      (event, uri) => {
+        if ((event.ctrlKey || event.metaKey) && !this.linkHandler?.(uri)) {
+          openLink(event, uri);
+        }
+      }
     );
     this._fit = fit;
     this._search = search;

@@ -12,7 +12,13 @@ import { blockMarkdown } from '../common/markdown';
 import type { BlockEntry } from './blocks';
 import type { TerminalPane } from './pane';
 import type { TerminalPanel } from './panel';
-import type { AskHandler, IBlockQuestion, ITeraxTerminals } from './tokens';
+import type {
+  AskHandler,
+  IBlockQuestion,
+  IServerEvent,
+  ITeraxTerminals,
+  LinkHandler
+} from './tokens';
 
 /**
  * The service other plugins get.
@@ -21,7 +27,26 @@ export class TerminalService implements ITeraxTerminals {
   constructor(
     readonly tracker: WidgetTracker<TerminalPanel>,
     private readonly _open: (args: { cwd?: string }) => Promise<TerminalPanel>
-  ) {}
+  ) {
+    tracker.widgetAdded.connect((_, panel) => {
+      const wire = (): void => panel.panes.forEach(pane => this._wire(pane));
+      wire();
+      panel.stateChanged.connect(wire);
+    });
+  }
+
+  get serverDetected(): ISignal<this, IServerEvent> {
+    return this._serverDetected;
+  }
+
+  setLinkHandler(handler: LinkHandler): IDisposable {
+    this._linkHandler = handler;
+    return new DisposableDelegate(() => {
+      if (this._linkHandler === handler) {
+        this._linkHandler = null;
+      }
+    });
+  }
 
   get askRequested(): ISignal<this, IBlockQuestion> {
     return this._askRequested;
@@ -52,8 +77,29 @@ export class TerminalService implements ITeraxTerminals {
     return false;
   }
 
+  /**
+   * A pane's links and its session's dev servers come through this service.
+   */
+  private _wire(pane: TerminalPane): void {
+    if (this._wired.has(pane)) {
+      return;
+    }
+    this._wired.add(pane);
+    pane.linkHandler = uri => this._linkHandler?.(uri) ?? false;
+    pane.model.serverDetected.connect((model, server) => {
+      this._serverDetected.emit({
+        sessionId: model.id,
+        sessionName: model.name,
+        server
+      });
+    });
+  }
+
   private _handler: AskHandler | null = null;
+  private _linkHandler: LinkHandler | null = null;
+  private readonly _wired = new WeakSet<TerminalPane>();
   private readonly _askRequested = new Signal<this, IBlockQuestion>(this);
+  private readonly _serverDetected = new Signal<this, IServerEvent>(this);
 }
 
 /**

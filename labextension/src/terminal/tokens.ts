@@ -7,6 +7,8 @@ import type { IDisposable } from '@lumino/disposable';
 import type { ISignal } from '@lumino/signaling';
 import type { Widget } from '@lumino/widgets';
 
+import type { ServerMessage } from '../api/preview';
+
 /**
  * A command block someone asks Terax about.
  */
@@ -33,6 +35,23 @@ export interface IBlockQuestion {
 export type AskHandler = (question: IBlockQuestion) => void | Promise<void>;
 
 /**
+ * Takes a link Ctrl/Cmd+clicked in a terminal; true when it took it (else
+ * the link opens in a new browser tab).
+ */
+export type LinkHandler = (uri: string) => boolean;
+
+/**
+ * A dev server a terminal session started (or that stopped), as its
+ * stream reported it. A session shown in two panes reports it twice.
+ */
+export interface IServerEvent {
+  sessionId: string;
+  /** The terminal's name, for messages. */
+  sessionName: string;
+  server: ServerMessage;
+}
+
+/**
  * The Terax terminals of the page.
  */
 export interface ITeraxTerminals {
@@ -53,6 +72,15 @@ export interface ITeraxTerminals {
    * Open a new terminal tab (in `cwd`, the server root when absent).
    */
   open(options?: { cwd?: string }): Promise<Widget>;
+  /**
+   * Emitted when a terminal's session starts a dev server, or one stops.
+   */
+  readonly serverDetected: ISignal<ITeraxTerminals, IServerEvent>;
+  /**
+   * Take Ctrl/Cmd+clicked links (the web preview opens local ones). The
+   * last handler set wins.
+   */
+  setLinkHandler(handler: LinkHandler): IDisposable;
 }
 
 /**

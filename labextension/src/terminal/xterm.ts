@@ -32,7 +32,8 @@ export interface ITerminalParts {
  */
 export function createTerminal(
   config: ITerminalConfig,
-  shell: string
+  shell: string,
+  onLink: (event: MouseEvent, uri: string) => void = openLink
 ): ITerminalParts {
   const terminal = new Terminal({
     // Decorations, markers and unicode versions are "proposed" API.
@@ -59,15 +60,18 @@ export function createTerminal(
   terminal.loadAddon(search);
   terminal.loadAddon(new Unicode11Addon());
   terminal.unicode.activeVersion = '11';
-  terminal.loadAddon(
-    new WebLinksAddon((event, uri) => {
-      // Ctrl/Cmd+click opens: a plain click may start a selection.
-      if (event.ctrlKey || event.metaKey) {
-        window.open(uri, '_blank', 'noopener');
-      }
-    })
-  );
+  terminal.loadAddon(new WebLinksAddon(onLink));
   return { terminal, fit, search };
+}
+
+/**
+ * Open a link in a new browser tab on Ctrl/Cmd+click (a plain click may
+ * start a selection).
+ */
+export function openLink(event: MouseEvent, uri: string): void {
+  if (event.ctrlKey || event.metaKey) {
+    window.open(uri, '_blank', 'noopener');
+  }
 }
 
 /**

@@ -31,7 +31,25 @@ READ_ONLY_TOOLS = (
 PLANNING_TOOLS = ("todo_write", "suggest_command")
 WRITE_TOOLS = ("write_file", "edit", "multi_edit", "create_directory")
 COMMAND_TOOLS = ("bash_run", "bash_background", "bash_kill")
-ALL_TOOLS = (*READ_ONLY_TOOLS, *PLANNING_TOOLS, *WRITE_TOOLS, *COMMAND_TOOLS, "run_subagent")
+BROWSER_TOOLS = (
+    "browser_open",
+    "browser_snapshot",
+    "browser_click",
+    "browser_type",
+    "browser_wait",
+    "browser_press_key",
+    "browser_save_workflow",
+    "browser_run_workflow",
+    "browser_run_destructive_workflow",
+)
+ALL_TOOLS = (
+    *READ_ONLY_TOOLS,
+    *PLANNING_TOOLS,
+    *WRITE_TOOLS,
+    *COMMAND_TOOLS,
+    *BROWSER_TOOLS,
+    "run_subagent",
+)
 
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 MAX_PROMPT_CHARS = 16_000

@@ -36,6 +36,7 @@ from terax_jupyter.services.ai.worker import StoreWorker
 if TYPE_CHECKING:
     from terax_jupyter.security import SecurityLayer
     from terax_jupyter.services.ai.providers.base import Provider
+    from terax_jupyter.services.browser.manager import BrowserManager
     from terax_jupyter.services.fs.grep import GrepSearch
     from terax_jupyter.services.fs.manager import FileManager
     from terax_jupyter.services.fs.search import FileSearch
@@ -103,11 +104,13 @@ class AiManager(LoggingConfigurable):
         grep: GrepSearch,
         pty: PtyManager | None,
         secrets: SecretsManager,
+        browser: BrowserManager | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.security = security
         self.files, self.search, self.grep, self.pty = files, search, grep, pty
+        self.browser = browser
         self.secrets = secrets
         # A store that cannot be opened (a damaged or insecure file) takes the agent out of
         # service, with the reason on every call, and leaves the rest of Terax running.

@@ -135,6 +135,7 @@ class PlanRunner:
             processes=manager.processes,
             emit=lambda event: manager.events.publish(session_id, event),
             pty=manager.pty,
+            browser=manager.browser,
             user=user,
         )
 

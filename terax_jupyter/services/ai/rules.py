@@ -61,6 +61,8 @@ def matching_rule(rules: list[dict[str, str]], proposal: Proposal) -> dict[str, 
 def _matches(rule: dict[str, str], proposal: Proposal) -> bool:
     if rule["tool"] not in ("*", proposal.tool):
         return False
+    if rule["tool"] == "*" and proposal.kind == "replay":
+        return False  # a destructive replay is approved by name or by hand, never by "*"
     if "path" in rule and (
         proposal.path is None
         or not wcglob.globmatch(proposal.path, rule["path"], flags=_GLOB_FLAGS)

@@ -369,6 +369,7 @@ class AgentRun:
             processes=manager.processes,
             emit=self._tool_event,
             pty=manager.pty,
+            browser=manager.browser,
             user=self.spec.user,
             subagents=None if parent_call_id else functools.partial(self._subagent, call_id),
         )

@@ -27,11 +27,14 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import concurrent.futures
 import contextlib
+import ctypes
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -45,6 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = ["BROWSER_NAMES", "ChromiumLauncher", "find_chromium"]
 
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
 INSTALL_HINT = (
@@ -138,6 +142,18 @@ def find_chromium(binary: str | None = None) -> str:
     )
 
 
+_SPAWNER = concurrent.futures.ThreadPoolExecutor(
+    max_workers=1, thread_name_prefix="terax-chromium-spawn"
+)
+
+
+def _die_with_parent() -> None:
+    """In the child before exec (Linux): SIGKILL when the server goes away without closing
+    the browser (killed, crashed), so that no Chromium outlives it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 class ChromiumLauncher:
     """One headless Chromium process (group) and its throw-away profile.
 
@@ -208,7 +224,10 @@ class ChromiumLauncher:
                 return self.websocket_url
             raise BrowserError("this launcher was already used; make a new one")
         executable = find_chromium(self.binary)
-        await asyncio.to_thread(self._spawn, executable)
+        # Spawned from one long-lived thread: on Linux the browser is told to die with the
+        # thread that started it (PR_SET_PDEATHSIG), so it must be one that lives as long as
+        # the server, not a worker that may come and go.
+        await asyncio.wrap_future(_SPAWNER.submit(self._spawn, executable))
         try:
             self.websocket_url = await self._wait_for_endpoint()
         except BaseException:
@@ -236,6 +255,7 @@ class ChromiumLauncher:
                 env=environment,
                 cwd=profile,
                 start_new_session=True,  # its own process group, ended as a whole in close()
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
                 creationflags=getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0),
             )
         except OSError as error:

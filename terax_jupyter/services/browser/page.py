@@ -72,6 +72,9 @@ MAX_SCREENSHOT_BYTES = 10 * 1024 * 1024
 MAX_EVALUATE_CHARS = 256 * 1024
 DEFAULT_TIMEOUT = 30.0
 ERROR_PAGE_WAIT = 2.0
+SCREENSHOT_TIMEOUT = 10.0
+# How long after a click or key the main frame may start loading and still be waited for.
+NAVIGATION_START_WAIT = 0.1
 
 
 # --- page scripts --------------------------------------------------------------------------
@@ -356,7 +359,16 @@ class BrowserPage:
 
     async def screenshot(self, *, max_bytes: int = MAX_SCREENSHOT_BYTES) -> bytes:
         """The visible part of the page as PNG bytes; ``TooLarge`` above ``max_bytes``."""
-        shot = await self._call("Page.captureScreenshot", {"format": "png"})
+        # A tab in the background may never paint; bring it forward first.
+        await self._call("Page.bringToFront", timeout=SCREENSHOT_TIMEOUT)
+        try:
+            shot = await self._call(
+                "Page.captureScreenshot", {"format": "png"}, timeout=SCREENSHOT_TIMEOUT
+            )
+        except Timeout:
+            raise BrowserError(
+                f"the page did not paint a screenshot within {SCREENSHOT_TIMEOUT:g} s"
+            ) from None
         data = shot.get("data", "")
         if len(data) // 4 * 3 > max_bytes + 2:
             raise TooLarge(f"the screenshot is over the cap of {max_bytes} bytes")
@@ -433,14 +445,36 @@ class BrowserPage:
     # --- acting on nodes -------------------------------------------------------------------
 
     async def click(self, node: AXNode) -> None:
-        """Scroll the node into view and click the centre of its box."""
+        """Scroll the node into view and click the centre of its box; when the click starts
+        a new document (a link, a form), wait until it has loaded."""
         backend = await self._attached(node)
         try:
             await self._call("DOM.scrollIntoViewIfNeeded", {"backendNodeId": backend})
             x, y = await self._centre(backend)
         except BrowserError as error:
             raise BrowserError(_stale(node, error.message)) from None
-        await self._mouse_click(x, y)
+        await self._settled(self._mouse_click(x, y))
+
+    async def _settled(self, action: Coroutine[Any, Any, None]) -> None:
+        """Run an input action; if the main frame starts loading within a moment (a link, a
+        form), wait until it stops (``Timeout`` past the page's timeout)."""
+        started = self.connection.subscribe("Page.frameStartedLoading", self.session_id)
+        stopped = self.connection.subscribe("Page.frameStoppedLoading", self.session_id)
+        try:
+            await action
+            try:
+                await asyncio.wait_for(_frame_event(started, self.target_id), NAVIGATION_START_WAIT)
+            except asyncio.TimeoutError:
+                return  # it stayed on this document
+            try:
+                await asyncio.wait_for(_frame_event(stopped, self.target_id), self.timeout)
+            except asyncio.TimeoutError:
+                raise Timeout(
+                    f"the page did not finish loading within {self.timeout:g} s"
+                ) from None
+        finally:
+            started.close()
+            stopped.close()
 
     async def type_text(self, node: AXNode, text: str) -> None:
         """Focus the node, clear it (select all, delete) and insert ``text`` as typed input."""
@@ -621,7 +655,15 @@ class BrowserPage:
         ``"a"``, ``"Shift+Tab"``, ``"Control+a"``."""
         modifiers, name, code, key_code, text = parse_key(key)
         self.raw_used = True
-        await self._key(modifiers, name, code, key_code, text)
+        await self._settled(self._key(modifiers, name, code, key_code, text))
+
+
+async def _frame_event(events: Subscription, frame: str) -> None:
+    """Wait for the next event of ``frame`` on the subscription."""
+    async for event in events:
+        if event.params.get("frameId") == frame:
+            return
+    raise BrowserError("the page closed while an action ran")
 
 
 async def _until_load(lifecycle: Subscription, loader: str, frame: str | None) -> None:

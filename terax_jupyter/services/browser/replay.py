@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 
 DEFAULT_DRIFT_THRESHOLD = 0.25
 DEFAULT_STEP_TIMEOUT = 30.0
+# How long a step waits for its target, and the end for its postconditions, before refusing:
+# a page that is still rendering (a script that fetches) settles within it.
+DEFAULT_SETTLE_TIMEOUT = 3.0
+SETTLE_INTERVAL = 0.1
 MAX_INPUT_LENGTH = 10_000
 
 REFUSAL_REASONS = (
@@ -123,6 +127,7 @@ class Replayer:
         sanitizer: Sanitizer,
         drift_threshold: float = DEFAULT_DRIFT_THRESHOLD,
         step_timeout: float = DEFAULT_STEP_TIMEOUT,
+        settle_timeout: float = DEFAULT_SETTLE_TIMEOUT,
         clock: Callable[[], float] = time.time,
     ) -> None:
         if not 0.0 <= drift_threshold < 1.0:
@@ -130,8 +135,12 @@ class Replayer:
                 "drift_threshold is a share of changed structure from 0 to below 1.",
                 reason="invalid_threshold",
             )
-        if step_timeout <= 0:
-            raise InvalidRequest("step_timeout must be positive.", reason="invalid_timeout")
+        if step_timeout <= 0 or settle_timeout < 0:
+            raise InvalidRequest(
+                "step_timeout must be positive and settle_timeout not negative.",
+                reason="invalid_timeout",
+            )
+        self.settle_timeout = settle_timeout
         self._verifier = verifier
         self._audit = audit
         self._sanitizer = sanitizer
@@ -242,8 +251,7 @@ class Replayer:
             if isinstance(action, Navigate):
                 await self._call(page.navigate(action.url))
             else:
-                snapshot = await self._call(page.snapshot())
-                matches = snapshot.find(action.role, action.name)
+                snapshot, matches = await self._resolve(page, action.role, action.name)
                 if not matches:
                     raise ReplayRefused(
                         f"Step {index + 1}: no {action.role} named {action.name!r} on the page.",
@@ -279,7 +287,7 @@ class Replayer:
             await run.log("step_done", step=index, action=action, ms=step_ms[-1])
         run.step = None
 
-        final = await self._call(page.snapshot())
+        final = await self._settle_conditions(policy.postconditions, page)
         await self._check_conditions(policy.postconditions, page, final, "postcondition_failed")
         timings = {"checks": checks_ms, "steps": step_ms, "total": _ms(started)}
         await run.log("replay_finished", steps=len(step_ms), timings_ms=timings, end=final)
@@ -291,6 +299,29 @@ class Replayer:
             timings_ms=timings,
             audit_path=run.run.path,
         )
+
+    async def _resolve(self, page: ReplayPage, role: str, name: str) -> tuple[Snapshot, list[Any]]:
+        """A fresh snapshot and the exact matches of role and name in it; while there is not
+        exactly one, look again until the settle time is over (then the caller refuses)."""
+        deadline = time.monotonic() + self.settle_timeout
+        while True:
+            snapshot = await self._call(page.snapshot())
+            matches = snapshot.find(role, name)
+            if len(matches) == 1 or time.monotonic() >= deadline:
+                return snapshot, matches
+            await asyncio.sleep(SETTLE_INTERVAL)
+
+    async def _settle_conditions(
+        self, conditions: Sequence[Condition], page: ReplayPage
+    ) -> Snapshot:
+        """A snapshot once all ``conditions`` hold, or the last one at the settle deadline."""
+        deadline = time.monotonic() + self.settle_timeout
+        while True:
+            snapshot = await self._call(page.snapshot())
+            holding = [await self._holds(c, page, snapshot) for c in conditions]
+            if all(holding) or time.monotonic() >= deadline:
+                return snapshot
+            await asyncio.sleep(SETTLE_INTERVAL)
 
     def _check_entry(self, target: ReplayTarget, policy: ReplayPolicy, now: float) -> None:
         stored = target.policy

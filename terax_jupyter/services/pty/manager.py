@@ -28,6 +28,8 @@ from terax_jupyter.services.pty.history import CommandHistory, history_files
 from terax_jupyter.services.pty.session import FlowLimits, PtySession, new_nonce
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from terax_jupyter.security import SecurityLayer
 
 MAX_NAME = 100
@@ -95,6 +97,8 @@ class PtyManager(LoggingConfigurable):
         self._cull_task: asyncio.Task[None] | None = None
         self._reaping: set[asyncio.Future[Any]] = set()
         self._zdotdir: str | None = None
+        # Which ports of dev servers the sessions report (set by the web preview).
+        self.server_ports: Callable[[int], bool] | None = None
 
     # -- sessions --------------------------------------------------------------------
 
@@ -153,6 +157,7 @@ class PtyManager(LoggingConfigurable):
             agent_idle_after=self.agent_idle_after,
             on_command=self.history.add,
             on_finished=self._forget,
+            server_ports=self.server_ports,
         )
         self.sessions[session_id] = session
         session.start()

@@ -249,7 +249,8 @@ PATHS = {
                 "Binary frames carry raw terminal bytes both ways (the scrollback replay "
                 "first). Text frames carry JSON: from the client resize, signal, input and "
                 "ack; from the server attached, block (start/end), prompt, input, cwd, title, "
-                "alt_screen, agent, notify, notice, renamed, exit, closed. Query: columns, "
+                "alt_screen, agent, notify, notice, server (a dev server detected or gone), "
+                "renamed, exit, closed. Query: columns, "
                 "rows, and acks=1 (the client acknowledges the output bytes it has shown, "
                 '{"type": "ack", "bytes": n}, and its unacknowledged bytes pace '
                 "the program)."

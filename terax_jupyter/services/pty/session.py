@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote
 
+from terax_jupyter.services.preview.detect import ServerDetector
 from terax_jupyter.services.pty import text as terminal_text
 from terax_jupyter.services.pty.agents import AgentDetector
 from terax_jupyter.services.pty.blocks import BlockIndex
@@ -99,6 +100,7 @@ class PtySession:
         agent_idle_after: float = 3.0,
         on_command: Callable[[str], None] | None = None,
         on_finished: Callable[[PtySession], None] | None = None,
+        server_ports: Callable[[int], bool] | None = None,
     ) -> None:
         self.id = session_id
         self.name = name
@@ -122,6 +124,8 @@ class PtySession:
         self.scrollback = Scrollback(scrollback_bytes)
         self.blocks = BlockIndex()
         self.agent = AgentDetector(self._agent_event, agent_idle_after)
+        # Dev servers it starts (printed URLs, listening ports), for the web preview.
+        self.servers = ServerDetector(self._server_event, process.pid, accept=server_ports)
         self._on_command = on_command
         self._on_finished = on_finished
         self._exit_task: asyncio.Task[None] | None = None
@@ -179,6 +183,7 @@ class PtySession:
         # The last command ends with the shell, with its status (``exit 3``: 3).
         self._end_block(code, self.scrollback.end)
         self.agent.command_ended(None)
+        self.servers.close()
         self.broadcast({"type": "exit", "code": self.exit_code})
         self._exited_event.set()
         self._maybe_finished()
@@ -300,6 +305,8 @@ class PtySession:
                 self._flush_handle = asyncio.get_running_loop().call_later(wait, self._flush)
         if self.agent.agent is not None:
             self.agent.output()
+        # After the output went out: a client sees a server's URL before the offer to open it.
+        self.servers.feed(data)
 
     def _emit_output(self, data: bytes) -> None:
         self.scrollback.append(data)
@@ -458,6 +465,7 @@ class PtySession:
             block = self.blocks.start(command, self.cwd, self.scrollback.end)
             self.broadcast({"type": "block", "event": "start", "block": block.to_dict()})
             self.agent.command_started(command)
+            self.servers.command_started()
             if self._on_command is not None:
                 self._on_command(command)
         elif letter == "D":
@@ -472,10 +480,14 @@ class PtySession:
         if block is not None:
             self.broadcast({"type": "block", "event": "end", "block": block.to_dict()})
             self.agent.command_ended(code)
+            self.servers.command_ended()
         self._notify_listeners()
 
     def _agent_event(self, agent: str, state: str, details: dict[str, object]) -> None:
         self.broadcast({"type": "agent", "agent": agent, "state": state, **details})
+
+    def _server_event(self, details: dict[str, Any]) -> None:
+        self.broadcast({"type": "server", **details})
 
     def broadcast(self, message: dict[str, Any]) -> None:
         self._flush()

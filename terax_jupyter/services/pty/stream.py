@@ -46,7 +46,8 @@ class PtyStreamWebSocket(TeraxWebSocketHandler):
     server -> client: binary frames are terminal output (the scrollback replay first);
     text frames are JSON: ``attached`` (session, nonce), ``block`` (start/end with command,
     cwd, exit code, times), ``prompt``, ``input``, ``cwd``, ``title``, ``alt_screen``,
-    ``agent``, ``notify``, ``notice`` (output skipped), ``renamed``, ``exit``, ``closed``.
+    ``agent``, ``notify``, ``notice`` (output skipped), ``server`` (a dev server detected or
+    gone: the web preview), ``renamed``, ``exit``, ``closed``.
     """
 
     auth_resource = "terax.pty"

@@ -388,7 +388,8 @@ def engine(tmp_path: Path) -> Iterator[Engine]:
     audit = AuditWriter(str(tmp_path / "audit"), sanitizer=sanitizer)
     token_clock = FakeClock()
     verifier = ReplayVerifier(ttl_seconds=60, clock=token_clock)
-    replayer = Replayer(verifier=verifier, audit=audit, sanitizer=sanitizer)
+    # No settling: the fake page is settled at once, and refusals come without waiting.
+    replayer = Replayer(verifier=verifier, audit=audit, sanitizer=sanitizer, settle_timeout=0)
     workflows = WorkflowManager(store, replayer)
     yield Engine(
         tmp_path, redactor, sanitizer, store, audit, token_clock, verifier, replayer, workflows

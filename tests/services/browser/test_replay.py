@@ -114,6 +114,48 @@ async def test_a_mutating_login_replays_with_different_inputs(engine: Engine) ->
         assert events == ["replay_started", "checks_passed", *["step_done"] * 5, "replay_finished"]
 
 
+async def test_a_replay_waits_for_a_page_that_is_still_rendering(engine: Engine) -> None:
+    """A target that appears a moment later (a script rendering) is waited for, within the
+    settle time; past it, the replay refuses."""
+    entry = await login_entry(engine)
+
+    class SlowPage(FakePage):
+        def __init__(self, late: int) -> None:
+            super().__init__()
+            self.late = late  # how many snapshots the Sign in button is still missing
+
+        async def snapshot(self) -> Any:
+            if self.late > 0 and self.url.endswith("/login"):
+                self.late -= 1
+                self.hidden.add(("button", "Sign in"))
+            else:
+                self.hidden.discard(("button", "Sign in"))
+            return await super().snapshot()
+
+    patient = Replayer(
+        verifier=engine.verifier,
+        audit=engine.audit,
+        sanitizer=engine.sanitizer,
+        settle_timeout=2.0,
+    )
+    page = SlowPage(late=5)
+    result = await patient.replay(entry, page, BOB, task="t", policy=login_policy(), now=NOW)
+    assert page.user == BOB["username"]
+    assert result.steps_replayed == 5
+
+    hasty = Replayer(
+        verifier=engine.verifier,
+        audit=engine.audit,
+        sanitizer=engine.sanitizer,
+        settle_timeout=0.15,
+    )
+    page = SlowPage(late=1000)
+    with pytest.raises(ReplayRefused) as caught:
+        await hasty.replay(entry, page, BOB, task="t", policy=login_policy(), now=NOW)
+    assert caught.value.reason == "target_missing"
+    assert ("click", "button", "Sign in") not in page.performed()
+
+
 async def test_an_approved_destructive_replay_runs_once(engine: Engine) -> None:
     entry = await delete_entry(engine)
     page = FakePage()
@@ -357,6 +399,7 @@ async def test_the_drift_threshold_is_configurable(engine: Engine) -> None:
         audit=engine.audit,
         sanitizer=engine.sanitizer,
         drift_threshold=0.9,
+        settle_timeout=0,
     )
     page = FakePage()
     page.mutate(12)
@@ -368,6 +411,7 @@ async def test_the_drift_threshold_is_configurable(engine: Engine) -> None:
             audit=engine.audit,
             sanitizer=engine.sanitizer,
             drift_threshold=1.0,
+            settle_timeout=0,
         )
 
 
@@ -417,7 +461,11 @@ async def test_a_hanging_page_times_out(engine: Engine) -> None:
             await asyncio.sleep(30)
 
     impatient = Replayer(
-        verifier=engine.verifier, audit=engine.audit, sanitizer=engine.sanitizer, step_timeout=0.05
+        verifier=engine.verifier,
+        audit=engine.audit,
+        sanitizer=engine.sanitizer,
+        step_timeout=0.05,
+        settle_timeout=0,
     )
     page = HangingPage()
     with pytest.raises(Timeout):
@@ -439,7 +487,15 @@ def test_the_replayer_cannot_reach_a_model() -> None:
     assert not any(m.startswith("terax_jupyter.services.ai") for m in imported)
     assert not any(m.split(".")[0] in ("httpx", "httpx_sse", "websockets") for m in imported)
     parameters = set(inspect.signature(Replayer.__init__).parameters)
-    expected = {"verifier", "audit", "sanitizer", "drift_threshold", "step_timeout", "clock"}
+    expected = {
+        "verifier",
+        "audit",
+        "sanitizer",
+        "drift_threshold",
+        "step_timeout",
+        "settle_timeout",
+        "clock",
+    }
     assert parameters == {"self", *expected}
     with pytest.raises(TypeError):
         ReplayResult("r", "w", 1, True, {}, "p", model_calls=1)  # type: ignore[call-arg]

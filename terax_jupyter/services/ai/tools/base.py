@@ -20,12 +20,13 @@ if TYPE_CHECKING:
 
     from terax_jupyter.security import SecurityLayer
     from terax_jupyter.services.ai.tools.processes import ProcessRegistry
+    from terax_jupyter.services.browser.manager import BrowserManager
     from terax_jupyter.services.fs.grep import GrepSearch
     from terax_jupyter.services.fs.manager import FileManager
     from terax_jupyter.services.fs.search import FileSearch
     from terax_jupyter.services.pty.manager import PtyManager
 
-ProposalKind = Literal["write", "edit", "directory", "command", "process", "kill"]
+ProposalKind = Literal["write", "edit", "directory", "command", "process", "kill", "replay"]
 
 
 class ReadLedger(Protocol):
@@ -51,6 +52,7 @@ class ToolContext:
     processes: ProcessRegistry
     emit: Callable[[dict[str, Any]], None]
     pty: PtyManager | None = None
+    browser: BrowserManager | None = None
     user: str | None = None
     # run_subagent's way back into the runtime: (agent name, task) -> the sub-agent's answer.
     subagents: Callable[[str, str], Awaitable[ToolResult]] | None = None

@@ -5,7 +5,9 @@
 - ``/items``: items with a Delete button; ``/items/<id>/delete`` asks to confirm; confirming
   deletes (destructive). ``/_reset`` brings the items back.
 - ``/settings``: two buttons with the same name, "Save" (replay must refuse: ambiguous).
-- ``/_layout?version=2`` changes the dashboard's structure (replay must notice the drift).
+- ``/_layout?version=2`` changes the dashboard's structure (replay must notice the drift): a
+  redesign that keeps only the "Search" link, so a flow's target is still there but the page
+  around it is not the one recorded.
 """
 
 from __future__ import annotations
@@ -59,6 +61,11 @@ class EvalSite:
         self._server.shutdown()
         self._server.server_close()
 
+    def add_item(self, name: str) -> None:
+        """Add an item (a second one of the same name makes its Delete link ambiguous)."""
+        with self._lock:
+            self.items.append(name)
+
     def reset(self) -> None:
         with self._lock:
             self.items = list(ITEMS)
@@ -93,7 +100,8 @@ class EvalSite:
             )
         else:  # a redesign: other landmarks, other names
             body = (
-                "<header><h2>Home</h2></header><main><section><h3>Your account</h3>"
+                "<header><h2>Home</h2><a href='/search'>Search</a></header>"
+                "<main><section><h3>Your account</h3>"
                 f"<p>Signed in as {html.escape(user)}</p><ul>"
                 + "".join(f"<li><a href='/x{n}'>Shortcut {n}</a></li>" for n in range(12))
                 + "</ul></section></main>"

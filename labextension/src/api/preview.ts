@@ -1,0 +1,87 @@
+/**
+ * REST client of the web preview (`/terax/api/preview/...`), the proxy's
+ * URLs, and the `server` messages of a terminal's stream.
+ */
+import { ServerConnection } from '@jupyterlab/services';
+
+import { proxyPath } from '../common/preview';
+import { requestAPI } from './request';
+
+/**
+ * A dev server a terminal session started, as the server found it.
+ */
+export interface IDetectedServer {
+  port: number;
+  /** As printed (or `http://localhost:<port>/` when only its port was seen). */
+  url: string;
+  /** Where the proxy serves it, with the server's base URL. */
+  proxy_path: string;
+  session_id: string;
+  session_name: string;
+  pid: number | null;
+  process: string | null;
+  /** Seconds since the epoch. */
+  first_seen: number;
+  sources: ('output' | 'listening')[];
+  /** Seen listening by a process of the session (null: not seen). */
+  listening: boolean | null;
+}
+
+/**
+ * A terminal stream's control message about a dev server.
+ */
+export type ServerMessage =
+  | {
+      type: 'server';
+      event: 'detected';
+      port: number;
+      url: string;
+      pid: number | null;
+      process: string | null;
+      first_seen: number;
+      sources: ('output' | 'listening')[];
+      listening: boolean | null;
+    }
+  | { type: 'server'; event: 'gone'; port: number };
+
+/**
+ * Whether a parsed stream message is about a dev server.
+ */
+export function isServerMessage(message: unknown): message is ServerMessage {
+  if (typeof message !== 'object' || message === null) {
+    return false;
+  }
+  const value = message as { type?: unknown; event?: unknown; port?: unknown };
+  return (
+    value.type === 'server' &&
+    (value.event === 'detected' || value.event === 'gone') &&
+    typeof value.port === 'number'
+  );
+}
+
+/**
+ * The dev servers of one terminal session, or of all of them (the server
+ * looks at their listening ports again first).
+ */
+export async function listServers(
+  sessionId?: string,
+  settings?: ServerConnection.ISettings
+): Promise<IDetectedServer[]> {
+  const body = await requestAPI<{ servers: IDetectedServer[] }>(
+    'preview/servers',
+    { query: { session: sessionId }, settings }
+  );
+  return body.servers;
+}
+
+/**
+ * The absolute URL of a proxied page (for the frame, or a new browser tab).
+ */
+export function proxyURL(
+  port: number,
+  path = '/',
+  settings: ServerConnection.ISettings = ServerConnection.makeSettings()
+): string {
+  const base = new URL(settings.baseUrl, window.location.href);
+  return base.origin + proxyPath(base.pathname, port, path);
+}

@@ -1,0 +1,206 @@
+"""Header rules of the preview proxy: what passes each way, and what is rewritten.
+
+Requests: hop-by-hop headers go (and those ``Connection`` names), so do Jupyter's own
+credentials (its login cookie, the ``_xsrf`` cookie, a ``token`` Authorization header);
+``Host``, ``Origin`` and ``Referer`` are made to look as if the browser had asked the dev
+server directly, so frameworks' host and CSRF origin checks pass.
+
+Responses share Jupyter's origin, so nothing may act on the whole origin: a redirect to
+the dev server's own origin, and cookie paths, stay under the proxy prefix; cookie
+``Domain`` goes; ``Strict-Transport-Security``, ``Clear-Site-Data``, ``Alt-Svc`` and
+``Service-Worker-Allowed`` are dropped; framing is allowed for this origin only (the
+preview tab), whatever the dev server says.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from tornado.httputil import HTTPHeaders
+
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "trailers",
+        "transfer-encoding",
+        "upgrade",
+    }
+)
+# Set by the client library from the request itself.
+_REQUEST_OWN = frozenset({"host", "content-length", "expect"})
+_WEBSOCKET_OWN = frozenset(
+    {"sec-websocket-key", "sec-websocket-version", "sec-websocket-extensions",
+     "sec-websocket-protocol"}
+)  # fmt: skip
+_RESPONSE_DROPPED = frozenset(
+    {"strict-transport-security", "clear-site-data", "alt-svc", "service-worker-allowed",
+     "content-length"}
+)  # fmt: skip
+_LOOPBACK_NAMES = frozenset({"localhost", "0.0.0.0", "::1", "::"})  # noqa: S104 (names, not binds)
+_FRAME_ANCESTORS = re.compile(r"(^|;)\s*frame-ancestors[^;]*", re.IGNORECASE)
+_COOKIE_PATH = re.compile(r";\s*path\s*=\s*([^;]*)", re.IGNORECASE)
+_COOKIE_DOMAIN = re.compile(r";\s*domain\s*=\s*[^;]*", re.IGNORECASE)
+
+
+def _connection_listed(headers: HTTPHeaders) -> set[str]:
+    listed = set()
+    for value in headers.get_list("Connection"):
+        listed.update(token.strip().lower() for token in value.split(","))
+    return listed
+
+
+def request_headers(
+    incoming: HTTPHeaders,
+    *,
+    host: str,
+    own_host: str,
+    prefix: str,
+    drop_cookies: Iterable[str],
+    drop_authorization: bool,
+    websocket: bool = False,
+) -> list[tuple[str, str]]:
+    """The headers to send upstream. ``own_host`` is the Host the browser asked Jupyter at
+    (``hub.example:443``), ``prefix`` the proxy path of the target (``/user/a/terax/proxy/5173``).
+
+    Origin and Referer are compared by host only: behind a proxy that ends TLS, Jupyter may
+    not know the scheme the browser used.
+    """
+    skipped = HOP_BY_HOP | _REQUEST_OWN | _connection_listed(incoming)
+    if websocket:
+        skipped |= _WEBSOCKET_OWN
+    dropped_cookies = set(drop_cookies)
+    upstream_origin = f"http://{host}"
+    result: list[tuple[str, str]] = [("Host", host)]
+    for name, value in incoming.get_all():
+        lower = name.lower()
+        if lower in skipped:
+            continue
+        if lower == "cookie":
+            value = _without_cookies(value, dropped_cookies)
+            if not value:
+                continue
+        elif lower == "authorization" and drop_authorization:
+            continue
+        elif lower == "origin" and _host_of(value) == own_host.lower():
+            value = upstream_origin
+        elif lower == "referer":
+            value = _upstream_referer(value, own_host, prefix, upstream_origin)
+        result.append((name, value))
+    result.append(("X-Forwarded-Prefix", prefix))
+    return result
+
+
+def _without_cookies(header: str, names: set[str]) -> str:
+    kept = []
+    for part in header.split(";"):
+        name = part.split("=", 1)[0].strip()
+        if name and name not in names:
+            kept.append(part.strip())
+    return "; ".join(kept)
+
+
+def _host_of(url: str) -> str:
+    try:
+        return urlsplit(url).netloc.lower()
+    except ValueError:
+        return ""
+
+
+def _upstream_referer(value: str, own_host: str, prefix: str, upstream_origin: str) -> str:
+    if _host_of(value) != own_host.lower():
+        return value
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return value
+    if parts.path != prefix and not parts.path.startswith(prefix + "/"):
+        return value
+    rest = parts.path[len(prefix) :] or "/"
+    return upstream_origin + rest + (f"?{parts.query}" if parts.query else "")
+
+
+def response_headers(
+    upstream: HTTPHeaders, *, port: int, prefix: str, keep_length: bool
+) -> list[tuple[str, str]]:
+    """The headers to send the browser (``Content-Length`` only with ``keep_length``)."""
+    skipped = HOP_BY_HOP | _RESPONSE_DROPPED | _connection_listed(upstream)
+    result: list[tuple[str, str]] = []
+    for name, value in upstream.get_all():
+        lower = name.lower()
+        if lower in skipped:
+            continue
+        if lower in ("location", "content-location"):
+            value = rewrite_location(value, port=port, prefix=prefix)
+        elif lower == "set-cookie":
+            value = rewrite_cookie(value, prefix=prefix)
+        elif lower == "x-frame-options":
+            value = "SAMEORIGIN"
+        elif lower in ("content-security-policy", "content-security-policy-report-only"):
+            value = _frame_ancestors_self(value)
+        result.append((name, value))
+    if keep_length and "Content-Length" in upstream:
+        result.append(("Content-Length", upstream["Content-Length"]))
+    return result
+
+
+def rewrite_location(value: str, *, port: int, prefix: str) -> str:
+    """A redirect to the dev server's own origin, or to a path of it, stays under ``prefix``."""
+    if value.startswith("/") and not value.startswith("//"):
+        return prefix + value
+    try:
+        parts = urlsplit(value)
+        target_port = parts.port
+    except ValueError:
+        return value
+    if parts.scheme not in ("http", "https", "") or not parts.netloc:
+        return value
+    if (parts.hostname or "").lower() not in _LOOPBACK_NAMES and not _is_loopback_v4(
+        parts.hostname or ""
+    ):
+        return value
+    if target_port != port:
+        return value
+    rebuilt = prefix + (parts.path or "/")
+    if parts.query:
+        rebuilt += "?" + parts.query
+    if parts.fragment:
+        rebuilt += "#" + parts.fragment
+    return rebuilt
+
+
+def _is_loopback_v4(host: str) -> bool:
+    pieces = host.split(".")
+    return (
+        len(pieces) == 4
+        and pieces[0] == "127"
+        and all(p.isascii() and p.isdigit() and int(p) < 256 for p in pieces)
+    )
+
+
+def rewrite_cookie(value: str, *, prefix: str) -> str:
+    """Scope a cookie to the proxy prefix (its path inside it), never to another domain."""
+    value = _COOKIE_DOMAIN.sub("", value)
+    match = _COOKIE_PATH.search(value)
+    if match is None:
+        return value  # the default path is the request's folder: under the prefix already
+    path = match.group(1).strip() or "/"
+    if not path.startswith("/"):
+        path = "/" + path
+    return value[: match.start()] + f"; Path={prefix}{path}" + value[match.end() :]
+
+
+def _frame_ancestors_self(policy: str) -> str:
+    if _FRAME_ANCESTORS.search(policy) is None:
+        return policy
+    return _FRAME_ANCESTORS.sub(lambda m: f"{m.group(1)} frame-ancestors 'self'", policy).strip()

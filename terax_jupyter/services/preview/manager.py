@@ -1,0 +1,161 @@
+"""PreviewManager: the dev servers terminals started, and which ports the proxy may open."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from traitlets import Float, Int, List
+from traitlets.config import LoggingConfigurable
+
+from terax_jupyter.exceptions import AccessDenied, InvalidRequest
+from terax_jupyter.services.preview.detect import LOWEST_PORT
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from terax_jupyter.services.pty.manager import PtyManager
+
+# A listing looks at the sessions' ports again unless it did this recently.
+REFRESH_AGE = 1.0
+PROXY_ROUTE = "terax/proxy"
+
+
+@dataclass(frozen=True)
+class ProxyTarget:
+    """Where one proxied request goes: a loopback port, never a name that must be resolved."""
+
+    port: int
+    addresses: tuple[str, ...]  # tried in order: a server may listen on only one of them
+    host: str  # the Host header the server gets, as if the browser had asked it directly
+    segment: str  # the route segment as requested ("5173", "127.0.0.1:5173")
+
+
+class PreviewManager(LoggingConfigurable):
+    """Dev servers found in terminal sessions, and the port policy of the preview proxy."""
+
+    denied_ports = List(
+        Int(),
+        help="Ports the preview never opens, besides the server's own port and ports below 1024.",
+    ).tag(config=True)
+    max_body_bytes = Int(
+        64 * 1024 * 1024, help="The largest request body the preview proxy forwards."
+    ).tag(config=True)
+    connect_timeout = Float(
+        10.0, help="Seconds the proxy waits for a previewed server to accept a connection."
+    ).tag(config=True)
+
+    def __init__(
+        self,
+        pty: PtyManager,
+        *,
+        base_url: str = "/",
+        own_ports: Callable[[], Iterable[int]] = tuple,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.pty = pty
+        self.base_url = base_url
+        self._own_ports = own_ports
+
+    # -- the proxy's policy ------------------------------------------------------------
+
+    def target(self, spec: str, *, also_own: Iterable[int] = ()) -> ProxyTarget:
+        """The target of ``/terax/proxy/<spec>/``: ``<port>`` or ``<loopback host>:<port>``."""
+        host, separator, port_text = spec.rpartition(":")
+        if not separator:
+            host = ""
+        shown = spec if len(spec) <= 64 else spec[:64] + "…"
+        if not (port_text.isascii() and port_text.isdigit() and len(port_text) <= 5):
+            raise InvalidRequest(
+                f"'{shown}' is not a port: give a number from {LOWEST_PORT} to 65535.",
+                reason="invalid_port",
+            )
+        port = int(port_text)
+        if not 0 < port <= 65535:
+            raise InvalidRequest(
+                f"Port {port} does not exist: give a number from {LOWEST_PORT} to 65535.",
+                reason="invalid_port",
+            )
+        addresses, host_header = _loopback(host, port)
+        self.check_port(port, also_own=also_own)
+        return ProxyTarget(port, addresses, host_header, spec)
+
+    def check_port(self, port: int, *, also_own: Iterable[int] = ()) -> None:
+        if port < LOWEST_PORT:
+            raise AccessDenied(
+                f"Port {port} is below {LOWEST_PORT}: those belong to system services, which "
+                "the preview does not open.",
+                reason="privileged_port",
+            )
+        if port in self.own_ports(also_own):
+            raise AccessDenied(
+                f"Port {port} is this Jupyter server's own port; the preview never opens it.",
+                reason="own_port",
+            )
+        if port in self.denied_ports:
+            raise AccessDenied(
+                f"The administrator does not allow previews of port {port}.",
+                reason="port_denied",
+            )
+
+    def offers(self, port: int) -> bool:
+        """Whether a server found on ``port`` is worth offering (the proxy would open it)."""
+        return (
+            LOWEST_PORT <= port <= 65535
+            and port not in self.own_ports()
+            and (port not in self.denied_ports)
+        )
+
+    def own_ports(self, also: Iterable[int] = ()) -> set[int]:
+        return {*self._own_ports(), *also}
+
+    def proxy_path(self, port: int) -> str:
+        return f"{self.base_url.rstrip('/')}/{PROXY_ROUTE}/{port}/"
+
+    # -- detected servers --------------------------------------------------------------
+
+    async def servers(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        """The servers of one session (or all), after a fresh look at their ports."""
+        if session_id is not None:
+            sessions = [self.pty.get(session_id)]
+        else:
+            sessions = list(self.pty.sessions.values())
+        await asyncio.gather(
+            *(s.servers.poll(REFRESH_AGE) for s in sessions if not s.exited),
+            return_exceptions=True,
+        )
+        found = [
+            {
+                **server.to_dict(),
+                "session_id": session.id,
+                "session_name": session.name,
+                "proxy_path": self.proxy_path(server.port),
+            }
+            for session in sessions
+            for server in list(session.servers.servers.values())
+            if self.offers(server.port)
+        ]
+        return sorted(found, key=lambda s: (s["first_seen"], s["port"]))
+
+
+def _loopback(host: str, port: int) -> tuple[tuple[str, ...], str]:
+    """The addresses to connect to for a host named in the route; nothing is resolved."""
+    if host == "" or host.lower() == "localhost":
+        return ("127.0.0.1", "::1"), f"localhost:{port}"
+    if host == "[::1]":
+        return ("::1",), f"[::1]:{port}"
+    try:
+        address = ipaddress.IPv4Address(host)
+    except ValueError:
+        address = None
+    if address is not None and address.is_loopback and str(address) == host:
+        return (host,), f"{host}:{port}"
+    shown = host if len(host) <= 64 else host[:64] + "…"
+    raise AccessDenied(
+        f"The preview only opens servers on this machine's loopback (localhost, 127.0.0.1, "
+        f"[::1]), not on '{shown}'.",
+        reason="not_loopback",
+    )

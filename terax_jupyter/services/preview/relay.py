@@ -1,0 +1,160 @@
+"""What the preview proxy's HTTP and WebSocket halves share: target, prefix, headers, errors.
+
+Errors are a small HTML page for a browser navigation (it shows in the preview tab, which
+reads the ``terax-preview-error`` meta to show the message in Lab's theme) and
+``{"message", "reason"}`` JSON otherwise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import html
+import json
+from http.client import responses
+from typing import TYPE_CHECKING, Any
+
+from jupyter_server.utils import url_path_join
+from tornado import httputil, web
+
+from terax_jupyter.base import JsonErrorsMixin
+from terax_jupyter.exceptions import TeraxError
+from terax_jupyter.services.preview.headers import request_headers
+
+if TYPE_CHECKING:
+    from terax_jupyter.services.preview.manager import ProxyTarget
+
+AUTH_RESOURCE = "terax.preview"
+ERROR_META = "terax-preview-error"
+# The connection errors that mean "not on this address": try the next one.
+_NOT_HERE = frozenset(
+    {errno.ECONNREFUSED, errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT, errno.ENETUNREACH}
+)
+
+
+class ProxyMixin(JsonErrorsMixin):
+    """What both halves share: the target, the prefix, the local ports, errors for people."""
+
+    request: httputil.HTTPServerRequest
+    base_url: str
+
+    def proxy_target(self, port: str) -> ProxyTarget:
+        return self.terax.preview.target(port, also_own=self._local_ports())
+
+    def _local_ports(self) -> set[int]:
+        """The port this request came in on: never proxied, whatever the configuration says."""
+        ports: set[int] = set()
+        with contextlib.suppress(Exception):
+            stream = self.request.connection.stream  # type: ignore[union-attr]
+            ports.add(int(stream.socket.getsockname()[1]))
+        return ports
+
+    def proxy_prefix(self) -> str:
+        """``<base_url>terax/proxy/<segment>`` as the browser sent it (no trailing slash)."""
+        base = url_path_join(self.base_url, "terax/proxy/")
+        segment = self.request.path[len(base) :].split("/", 1)[0]
+        return base + segment
+
+    def upstream_path(self) -> str:
+        """The request's path and query below the prefix, exactly as sent (still encoded)."""
+        rest = self.request.path[len(self.proxy_prefix()) :] or "/"
+        return rest + (f"?{self.request.query}" if self.request.query else "")
+
+    def upstream_headers(self, target: ProxyTarget, *, websocket: bool) -> httputil.HTTPHeaders:
+        dropped = {"_xsrf"}
+        with contextlib.suppress(Exception):
+            dropped.add(self.identity_provider.get_cookie_name(self))  # type: ignore[attr-defined]
+        headers = httputil.HTTPHeaders()
+        for name, value in request_headers(
+            self.request.headers,
+            host=target.host,
+            own_host=self.request.host,
+            prefix=self.proxy_prefix(),
+            drop_cookies=dropped,
+            drop_authorization=self._carries_jupyter_token(),
+            websocket=websocket,
+        ):
+            headers.add(name, value)
+        return headers
+
+    def _carries_jupyter_token(self) -> bool:
+        """``Authorization: token ...`` is Jupyter's; so is a bearer token that authenticated
+        this request. Other schemes (the dev app's own) pass."""
+        scheme = self.request.headers.get("Authorization", "").split(" ", 1)[0].lower()
+        return scheme == "token" or (
+            scheme == "bearer" and bool(getattr(self, "token_authenticated", False))
+        )
+
+    def wants_html(self) -> bool:
+        accept = self.request.headers.get("Accept", "")
+        return "text/html" in accept and self.request.method in ("GET", "HEAD")
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        if not self.wants_html():
+            super().write_error(status_code, **kwargs)
+            return
+        message, reason = self._describe(status_code, kwargs.get("exc_info"))
+        self.set_header("Content-Type", "text/html; charset=UTF-8")
+        self.finish(error_page(status_code, message, reason))  # type: ignore[attr-defined]
+
+    def _describe(self, status_code: int, exc_info: Any) -> tuple[str, str]:
+        error = exc_info[1] if exc_info else None
+        redact = self.terax.security.redactor.redact
+        if isinstance(error, TeraxError):
+            return redact(error.message), error.reason
+        if isinstance(error, web.HTTPError):
+            message = (
+                error.log_message % error.args
+                if error.log_message and error.args
+                else error.log_message
+            ) or responses.get(status_code, "Error")
+            reason = error.reason or responses.get(status_code, "error")
+            return redact(message), "_".join(reason.lower().split()) or "error"
+        return (
+            "The server hit an unexpected error; the server log has the details.",
+            "internal_error",
+        )
+
+
+def error_page(status: int, message: str, reason: str) -> str:
+    """A plain page for the preview tab (which shows the message in Lab's own theme)."""
+    title = f"{status} {responses.get(status, 'Error')}"
+    details = json.dumps({"status": status, "reason": reason, "message": message})
+    return (
+        "<!doctype html>\n<html><head><meta charset='utf-8'>"
+        f"<meta name='{ERROR_META}' content='{html.escape(details, quote=True)}'>"
+        "<meta name='color-scheme' content='light dark'>"
+        f"<title>{html.escape(title)}</title>"
+        "<style>body{font:14px/1.5 system-ui,sans-serif;margin:3em auto;max-width:40em;"
+        "padding:0 1em}code{font-size:13px}h1{font-size:18px;font-weight:600}</style>"
+        f"</head><body><h1>{html.escape(title)}</h1><p>{html.escape(message)}</p>"
+        f"<p><code>{html.escape(reason)}</code></p></body></html>\n"
+    )
+
+
+def bracketed(address: str) -> str:
+    return f"[{address}]" if ":" in address else address
+
+
+def not_listening_here(error: BaseException | None) -> bool:
+    if isinstance(error, OSError) and error.errno in _NOT_HERE:
+        return True
+    cause = getattr(error, "__cause__", None) or getattr(error, "__context__", None)
+    return isinstance(cause, OSError) and cause.errno in _NOT_HERE
+
+
+def nothing_listening(target: ProxyTarget) -> str:
+    where = " or ".join(target.addresses)
+    return (
+        f"Nothing is listening on port {target.port} ({where}). Start the server in a "
+        "terminal (for example npm run dev, or python -m http.server "
+        f"{target.port}), then reload."
+    )
+
+
+def describe_failure(error: BaseException | None) -> str:
+    if error is None:
+        return "no answer"
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror.lower()
+    return type(error).__name__

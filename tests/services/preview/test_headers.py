@@ -1,0 +1,191 @@
+"""What the proxy passes, drops and rewrites in headers (pure functions)."""
+
+from __future__ import annotations
+
+import pytest
+from tornado.httputil import HTTPHeaders
+
+from terax_jupyter.services.preview.headers import (
+    request_headers,
+    response_headers,
+    rewrite_cookie,
+    rewrite_location,
+)
+
+PREFIX = "/user/alice/terax/proxy/5173"
+
+
+def headers(*pairs: tuple[str, str]) -> HTTPHeaders:
+    result = HTTPHeaders()
+    for name, value in pairs:
+        result.add(name, value)
+    return result
+
+
+def upstream_request(*pairs: tuple[str, str], token: bool = False) -> dict[str, list[str]]:
+    sent: dict[str, list[str]] = {}
+    for name, value in request_headers(
+        headers(*pairs),
+        host="localhost:5173",
+        own_host="hub.example:8443",
+        prefix=PREFIX,
+        drop_cookies={"_xsrf", "username-hub"},
+        drop_authorization=token,
+    ):
+        sent.setdefault(name.lower(), []).append(value)
+    return sent
+
+
+def test_request_hop_by_hop_and_jupyter_credentials_go() -> None:
+    sent = upstream_request(
+        ("Host", "hub.example:8443"),
+        ("Connection", "keep-alive, X-Secret-Hop"),
+        ("X-Secret-Hop", "1"),
+        ("Keep-Alive", "timeout=5"),
+        ("TE", "trailers"),
+        ("Upgrade", "h2c"),
+        ("Proxy-Authorization", "Basic abc"),
+        ("Content-Length", "3"),
+        ("Expect", "100-continue"),
+        ("Cookie", "_xsrf=2|abc; username-hub=secret; app=1"),
+        ("Authorization", "token jupyter-token"),
+        ("Accept", "text/html"),
+        ("X-Requested-With", "fetch"),
+    )
+    assert sent["host"] == ["localhost:5173"]
+    assert sent["cookie"] == ["app=1"]
+    assert sent["accept"] == ["text/html"]
+    assert sent["x-requested-with"] == ["fetch"]
+    assert sent["x-forwarded-prefix"] == [PREFIX]
+    for gone in ("connection", "x-secret-hop", "keep-alive", "te", "upgrade",
+                 "proxy-authorization", "content-length", "expect"):  # fmt: skip
+        assert gone not in sent
+    assert sent["authorization"] == ["token jupyter-token"]
+    assert "authorization" not in upstream_request(("Authorization", "Bearer x"), token=True)
+
+
+def test_only_jupyter_cookies_leave_the_header() -> None:
+    assert "cookie" not in upstream_request(("Cookie", "_xsrf=1; username-hub=2"))
+    assert upstream_request(("Cookie", "a=1;b=2; _xsrf=3"))["cookie"] == ["a=1; b=2"]
+
+
+@pytest.mark.parametrize(
+    ("origin", "sent"),
+    [
+        ("https://hub.example:8443", "http://localhost:5173"),
+        ("http://HUB.example:8443", "http://localhost:5173"),
+        ("https://evil.example", "https://evil.example"),
+        ("null", "null"),
+    ],
+)
+def test_our_origin_becomes_the_dev_servers(origin: str, sent: str) -> None:
+    assert upstream_request(("Origin", origin))["origin"] == [sent]
+
+
+@pytest.mark.parametrize(
+    ("referer", "sent"),
+    [
+        (f"https://hub.example:8443{PREFIX}/page?q=1", "http://localhost:5173/page?q=1"),
+        (f"https://hub.example:8443{PREFIX}", "http://localhost:5173/"),
+        ("https://hub.example:8443/user/alice/lab", "https://hub.example:8443/user/alice/lab"),
+        (f"https://hub.example:8443{PREFIX}0/x", f"https://hub.example:8443{PREFIX}0/x"),
+        ("https://elsewhere.example/x", "https://elsewhere.example/x"),
+    ],
+)
+def test_referers_inside_the_preview_look_local(referer: str, sent: str) -> None:
+    assert upstream_request(("Referer", referer))["referer"] == [sent]
+
+
+def test_websocket_handshake_headers_are_the_clients_own() -> None:
+    sent = request_headers(
+        headers(
+            ("Sec-WebSocket-Key", "abc"),
+            ("Sec-WebSocket-Version", "13"),
+            ("Sec-WebSocket-Extensions", "permessage-deflate"),
+            ("Sec-WebSocket-Protocol", "vite-hmr"),
+            ("Upgrade", "websocket"),
+            ("Connection", "Upgrade"),
+            ("Origin", "https://hub.example:8443"),
+        ),
+        host="localhost:5173",
+        own_host="hub.example:8443",
+        prefix=PREFIX,
+        drop_cookies=(),
+        drop_authorization=False,
+        websocket=True,
+    )
+    assert [name for name, _ in sent] == ["Host", "Origin", "X-Forwarded-Prefix"]
+
+
+def response(*pairs: tuple[str, str], keep_length: bool = True) -> list[tuple[str, str]]:
+    return response_headers(headers(*pairs), port=5173, prefix=PREFIX, keep_length=keep_length)
+
+
+def test_response_headers_pass_except_what_acts_on_the_origin() -> None:
+    sent = response(
+        ("Content-Type", "text/html"),
+        ("Content-Length", "12"),
+        ("Transfer-Encoding", "chunked"),
+        ("Connection", "close"),
+        ("Cache-Control", "no-cache"),
+        ("ETag", '"1"'),
+        ("Strict-Transport-Security", "max-age=9"),
+        ("Clear-Site-Data", '"*"'),
+        ("Alt-Svc", 'h3=":443"'),
+        ("Service-Worker-Allowed", "/"),
+        ("X-Frame-Options", "DENY"),
+        ("Content-Security-Policy", "frame-ancestors 'none'; script-src 'self'"),
+        ("Content-Security-Policy-Report-Only", "default-src 'self'"),
+    )
+    assert sent == [
+        ("Content-Type", "text/html"),
+        ("Cache-Control", "no-cache"),
+        ("Etag", '"1"'),
+        ("X-Frame-Options", "SAMEORIGIN"),
+        ("Content-Security-Policy", "frame-ancestors 'self'; script-src 'self'"),
+        ("Content-Security-Policy-Report-Only", "default-src 'self'"),
+        ("Content-Length", "12"),
+    ]
+    assert ("Content-Length", "12") not in response(("Content-Length", "12"), keep_length=False)
+
+
+@pytest.mark.parametrize(
+    ("location", "rewritten"),
+    [
+        ("http://localhost:5173/login", f"{PREFIX}/login"),
+        ("https://localhost:5173/login?a=1#top", f"{PREFIX}/login?a=1#top"),
+        ("http://127.0.0.1:5173", f"{PREFIX}/"),
+        ("http://127.8.9.10:5173/x", f"{PREFIX}/x"),
+        ("http://0.0.0.0:5173/x", f"{PREFIX}/x"),
+        ("http://[::1]:5173/x", f"{PREFIX}/x"),
+        ("//localhost:5173/x", f"{PREFIX}/x"),
+        ("/x/y", f"{PREFIX}/x/y"),
+        ("x/y", "x/y"),
+        ("?page=2", "?page=2"),
+        ("http://localhost:5174/x", "http://localhost:5174/x"),
+        ("http://localhost/x", "http://localhost/x"),
+        ("https://example.com/x", "https://example.com/x"),
+        ("//example.com/x", "//example.com/x"),
+        ("http://localhost.example.com:5173/x", "http://localhost.example.com:5173/x"),
+        ("javascript:alert(1)", "javascript:alert(1)"),
+        ("http://[bad", "http://[bad"),
+        ("http://localhost:99999999/", "http://localhost:99999999/"),
+    ],
+)
+def test_locations(location: str, rewritten: str) -> None:
+    assert rewrite_location(location, port=5173, prefix=PREFIX) == rewritten
+
+
+@pytest.mark.parametrize(
+    ("cookie", "rewritten"),
+    [
+        ("sid=1; Path=/; HttpOnly", f"sid=1; Path={PREFIX}/; HttpOnly"),
+        ("sid=1; path=/api", f"sid=1; Path={PREFIX}/api"),
+        ("sid=1; Domain=localhost; Path=/", f"sid=1; Path={PREFIX}/"),
+        ("sid=1; Max-Age=60", "sid=1; Max-Age=60"),
+        ("sid=1; Path=", f"sid=1; Path={PREFIX}/"),
+        ("sid=1; Path=relative", f"sid=1; Path={PREFIX}/relative"),
+    ],
+)
+def test_cookies(cookie: str, rewritten: str) -> None:
+    assert rewrite_cookie(cookie, prefix=PREFIX) == rewritten
