@@ -178,6 +178,7 @@ ROUTE_SAMPLES = {
     "workflow": "sign-in",
     "tab": "t1",
     "action": "open",
+    "shot": "0123456789ab",
 }
 
 

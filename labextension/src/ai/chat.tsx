@@ -7,7 +7,7 @@ import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
-import type { IAiDecision, IAiRule } from '../api/ai';
+import { type IAiDecision, type IAiRule, screenshotURL } from '../api/ai';
 import {
   type ChatPart,
   errorAction,
@@ -261,6 +261,10 @@ function ToolCardView(props: IToolCardProps): JSX.Element {
       : null;
   const status = card.isError && card.status === 'done' ? 'error' : card.status;
   const bodyId = `jp-TeraxAi-tool-${card.callId}`;
+  const screenshot =
+    card.data && typeof card.data.screenshot === 'string'
+      ? card.data.screenshot
+      : null;
   return (
     <div
       className={CSS.tool}
@@ -290,6 +294,14 @@ function ToolCardView(props: IToolCardProps): JSX.Element {
           {card.status === 'pending_approval' && ' ' + trans.__('needs you')}
         </span>
       </button>
+      {screenshot && (
+        <img
+          className={CSS.screenshot}
+          src={screenshotURL(screenshot)}
+          alt={trans.__('Screenshot of %1', String(card.data?.url ?? ''))}
+          loading="lazy"
+        />
+      )}
       {card.children.length > 0 && (
         <div className={CSS.toolChildren}>
           <Parts

@@ -31,6 +31,7 @@ export namespace CSS {
   export const turn = 'jp-TeraxAi-turn';
   export const prompt = 'jp-TeraxAi-prompt';
   export const promptContext = 'jp-TeraxAi-promptContext';
+  export const screenshot = 'jp-TeraxAi-screenshot';
   export const answer = 'jp-TeraxAi-answer';
   export const markdown = 'jp-TeraxAi-markdown';
   export const codeTools = 'jp-TeraxAi-codeTools';

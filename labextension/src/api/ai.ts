@@ -5,7 +5,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import { API_NAMESPACE, requestAPI } from './request';
+import { API_NAMESPACE, apiURL, requestAPI } from './request';
 
 /**
  * An auto-approve rule: calls of `tool` (or `*`), optionally only for paths
@@ -467,6 +467,16 @@ export async function listModels(provider?: string): Promise<IAiModel[]> {
  */
 export function describeModel(details: AiModelDetails): Promise<IAiModel> {
   return post<IAiModel>('ai/models', details);
+}
+
+/**
+ * Where a screenshot the agent took is served (an image URL for the chat).
+ */
+export function screenshotURL(
+  id: string,
+  settings: ServerConnection.ISettings = ServerConnection.makeSettings()
+): string {
+  return apiURL(`browser/screenshots/${encodeURIComponent(id)}`, settings);
 }
 
 export async function listAgents(): Promise<IAiAgent[]> {

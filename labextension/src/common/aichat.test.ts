@@ -541,6 +541,18 @@ describe('views', () => {
       toolSubject({ name: 'bash_run', arguments: { command: 'ls\nx' } })
     ).toBe('ls');
     expect(toolSubject({ name: 'todo_write', arguments: null })).toBe('');
+    expect(
+      toolSubject({
+        name: 'browser_open',
+        arguments: { url: 'http://localhost:5173/' }
+      })
+    ).toBe('http://localhost:5173/');
+    expect(
+      toolSubject({
+        name: 'browser_click',
+        arguments: { role: 'button', name: 'Sign in' }
+      })
+    ).toBe('Sign in');
   });
 });
 

@@ -1037,7 +1037,21 @@ export function toolSubject(
   card: Pick<IToolCard, 'name' | 'arguments'>
 ): string {
   const args = card.arguments ?? {};
-  for (const key of ['command', 'path', 'pattern', 'agent', 'id', 'query']) {
+  const keys = [
+    'command',
+    'path',
+    'pattern',
+    'agent',
+    'id',
+    'query',
+    'url',
+    'name',
+    'ref',
+    'text_contains',
+    'title_contains',
+    'key'
+  ];
+  for (const key of keys) {
     const value = args[key];
     if (typeof value === 'string' && value) {
       const line = value.split('\n')[0];

@@ -37,6 +37,7 @@ BROWSER_TOOLS = (
     "browser_click",
     "browser_type",
     "browser_wait",
+    "browser_screenshot",
     "browser_press_key",
     "browser_save_workflow",
     "browser_run_workflow",

@@ -132,10 +132,15 @@ class TabActionHandler(TeraxAPIHandler):
             elif action == "snapshot":
                 snapshot = await recording_tab.snapshot()
             elif action == "click":
-                snapshot = await recording_tab.click(_text(body, "ref"))
+                target = _target(body)
+                snapshot = await recording_tab.click(target.pop("ref", None), **target)
             elif action == "type":
+                target = _target(body)
                 snapshot = await recording_tab.type(
-                    _text(body, "ref"), _text(body, "text", ""), input_name=body.get("input")
+                    target.pop("ref", None),
+                    _text(body, "text", ""),
+                    input_name=body.get("input"),
+                    **target,
                 )
             else:  # wait
                 condition = {
@@ -167,6 +172,14 @@ class TabActionHandler(TeraxAPIHandler):
             )
 
 
+def _target(body: dict) -> dict[str, str]:
+    """The element of a click or type: ``ref``, or ``role`` and ``name``."""
+    target = {k: body[k] for k in ("ref", "role", "name") if k in body}
+    if not all(isinstance(v, str) for v in target.values()):
+        raise InvalidRequest("ref, role and name are text.", reason="invalid_parameter")
+    return target
+
+
 def _text(body: dict, name: str, default: str | None = None) -> str:
     value = body.get(name, default)
     if not isinstance(value, str) or (default is None and not value):
@@ -187,11 +200,23 @@ class TabScreenshotHandler(TeraxAPIHandler):
         self.finish(image, set_content_type="image/png")
 
 
+class SavedScreenshotHandler(TeraxAPIHandler):
+    auth_resource = AUTH_RESOURCE
+
+    @web.authenticated
+    @authorized
+    async def get(self, shot: str) -> None:
+        image = self.terax.browser.saved_screenshot(shot)
+        self.set_header("Cache-Control", "private, max-age=3600")
+        self.finish(image, set_content_type="image/png")
+
+
 default_handlers = [
     (r"/terax/api/browser/workflows", WorkflowsHandler),
     (rf"/terax/api/browser/workflows/{_WORKFLOW}", WorkflowHandler),
     (rf"/terax/api/browser/workflows/{_WORKFLOW}/run", WorkflowRunHandler),
     (r"/terax/api/browser/tabs", TabsHandler),
+    (r"/terax/api/browser/screenshots/(?P<shot>[^/]+)", SavedScreenshotHandler),
     (rf"/terax/api/browser/tabs/{_TAB}", TabHandler),
     (rf"/terax/api/browser/tabs/{_TAB}/screenshot", TabScreenshotHandler),
     (

@@ -292,6 +292,9 @@ class ChromiumLauncher:
                 return f"ws://127.0.0.1:{port}{path}"
             code = self.returncode
             if code is not None:
+                # Its last words may still be in the pipe: let the reader finish them.
+                if self._stderr_thread is not None:
+                    await asyncio.to_thread(self._stderr_thread.join, 2.0)
                 raise BrowserError(
                     f"the browser exited during start-up (exit code {code})"
                     f"{_tail_text(self.stderr_tail())}"

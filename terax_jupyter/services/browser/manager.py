@@ -12,9 +12,11 @@ the replay consumes once.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import os
 import re
+import secrets
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -51,6 +53,7 @@ if TYPE_CHECKING:
     from terax_jupyter.services.browser.store import SavedWorkflow
 
 DEFAULT_TTL = 30 * 24 * 3600
+SCREENSHOTS_KEPT = 20
 _TAB_ID = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
 
 
@@ -96,6 +99,7 @@ class BrowserManager(LoggingConfigurable):
         self._browser: BrowserSession | None = None
         self._start_lock = asyncio.Lock()
         self._tabs: dict[str, _Tab] = {}
+        self._shots: collections.OrderedDict[str, bytes] = collections.OrderedDict()
         self._reaper: asyncio.Task[None] | None = None
 
     # -- workflows ------------------------------------------------------------------------
@@ -283,6 +287,26 @@ class BrowserManager(LoggingConfigurable):
             await entry.tab.page.close()
         if not self._tabs:
             await self._stop_browser()
+
+    async def capture(self, owner: str) -> dict[str, Any]:
+        """Screenshot ``owner``'s tab and keep it (the last ``SCREENSHOTS_KEPT``) under an id
+        the chat can show; the id, url, title and size."""
+        async with self.using(owner) as tab:
+            image = await tab.page.screenshot(max_bytes=4 * 1024 * 1024)
+            url, title = await tab.page.url(), await tab.page.title()
+        shot_id = secrets.token_hex(12)
+        self._shots[shot_id] = image
+        while len(self._shots) > SCREENSHOTS_KEPT:
+            self._shots.popitem(last=False)
+        return {"id": shot_id, "url": url, "title": title, "bytes": len(image)}
+
+    def saved_screenshot(self, shot_id: str) -> bytes:
+        image = self._shots.get(shot_id) if isinstance(shot_id, str) else None
+        if image is None:
+            raise NotFound(
+                "No such screenshot (only the latest ones are kept).", reason="screenshot_gone"
+            )
+        return image
 
     async def screenshot(self, owner: str, *, max_bytes: int = 4 * 1024 * 1024) -> bytes:
         async with self.using(owner) as tab:

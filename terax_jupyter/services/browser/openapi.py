@@ -117,13 +117,15 @@ SCHEMAS = {
     },
     "TabAction": {
         "type": "object",
-        "description": "open: url; click: ref; type: ref, text, input? (the name that makes "
+        "description": "open: url; click: ref, or role and name; type: ref (or role and "
+        "name), text, input? (the name that makes "
         "the text a {{placeholder}}); wait: one of url_contains, title_contains, "
         "text_contains, selector, and timeout (s); snapshot: nothing; save: name, "
         "side_effect, description?, preconditions?, postconditions?, overwrite?.",
         "properties": {
             "url": {"type": "string"},
             "ref": {"type": "string"},
+            "role": {"type": "string"},
             "text": {"type": "string"},
             "input": {"type": "string"},
             "url_contains": {"type": "string"},
@@ -131,7 +133,7 @@ SCHEMAS = {
             "text_contains": {"type": "string"},
             "selector": {"type": "string"},
             "timeout": {"type": "number"},
-            "name": {"type": "string"},
+            "name": {"type": "string", "description": "An element's name, or the workflow's."},
             "side_effect": {"type": "string", "enum": ["read_only", "mutating", "destructive"]},
             "description": {"type": "string"},
             "preconditions": {"type": "array", "items": _CONDITION},
@@ -245,6 +247,27 @@ PATHS = {
                 "201": json_response("Saved (action save).", ref("Workflow")),
                 **errors("BadRequest", "Forbidden", "NotFound", "Conflict", "Timeout"),
                 **_BROWSER_FAILED,
+            },
+        },
+    },
+    "/terax/api/browser/screenshots/{shot}": {
+        "parameters": [
+            {
+                "name": "shot",
+                "in": "path",
+                "required": True,
+                "schema": {"type": "string"},
+                "description": "The id a browser_screenshot tool call returned.",
+            }
+        ],
+        "get": {
+            "summary": "A screenshot the agent took (the latest 20 are kept).",
+            "responses": {
+                "200": {
+                    "description": "The screenshot.",
+                    "content": {"image/png": {"schema": {"type": "string", "format": "binary"}}},
+                },
+                **errors("NotFound"),
             },
         },
     },

@@ -50,13 +50,25 @@ class RecordingTab:
         self.recorder.navigate(url)
         return await self.snapshot()
 
-    async def click(self, ref: str) -> Snapshot:
-        before, node = await self._target(ref)
+    async def click(
+        self, ref: str | None = None, *, role: str | None = None, name: str | None = None
+    ) -> Snapshot:
+        """Click the element ``ref`` of the latest snapshot, or the one element with exactly
+        ``role`` and ``name`` in a fresh one."""
+        before, node = await self._target(ref, role, name)
         await self.page.click(node)
         self.recorder.click(node, before=before)
         return await self.snapshot()
 
-    async def type(self, ref: str, text: str, *, input_name: str | None = None) -> Snapshot:
+    async def type(
+        self,
+        ref: str | None,
+        text: str,
+        *,
+        input_name: str | None = None,
+        role: str | None = None,
+        name: str | None = None,
+    ) -> Snapshot:
         """Type ``text`` into the node; with ``input_name`` the recording says
         ``{{input_name}}`` (a value given again at replay), otherwise it cannot be replayed."""
         if input_name is not None and not is_identifier(input_name):
@@ -64,7 +76,7 @@ class RecordingTab:
                 "An input name is letters, digits and '_' (not starting with a digit).",
                 reason="invalid_input_name",
             )
-        before, node = await self._target(ref)
+        before, node = await self._target(ref, role, name)
         await self.page.type_text(node, text)
         if input_name is None:
             self.recorder.type(node, text, before=before)
@@ -91,7 +103,23 @@ class RecordingTab:
         self.recorder.evaluate(expression)
         return await self.page.evaluate(expression)
 
-    async def _target(self, ref: str) -> tuple[Snapshot, AXNode]:
+    async def _target(
+        self, ref: str | None, role: str | None, name: str | None
+    ) -> tuple[Snapshot, AXNode]:
+        if ref is not None and (role is not None or name is not None):
+            raise InvalidRequest("Name an element by ref, or by role and name; not both.")
+        if ref is None:
+            if not role or name is None:
+                raise InvalidRequest("Name an element by its ref, or by role and name.")
+            before = await self.snapshot()
+            matches = before.find(role, name)
+            if len(matches) != 1:
+                raise NotFound(
+                    f"{len(matches) or 'No'} {role} elements are named {name!r} on the page"
+                    + ("; use a ref from the snapshot." if matches else "."),
+                    reason="target_ambiguous" if matches else "target_missing",
+                )
+            return before, matches[0]
         before = self.last if self.last is not None else await self.snapshot()
         node = before.by_ref(ref)
         if node is None:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 # The login page's snapshot numbers its elements in document order (see EvalSite.login_page).
 USERNAME, PASSWORD, SIGN_IN = "e5", "e7", "e8"
+PNG = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.fixture
@@ -33,13 +34,13 @@ def sign_in_turns(site: EvalSite, user: str) -> list[turns.Turn]:
         turns.tool_call("browser_open", {"url": site.url("/login")}),
         turns.tool_call("browser_type", {"ref": USERNAME, "text": user, "input": "username"}),
         turns.tool_call("browser_type", {"ref": PASSWORD, "text": "pw-1", "input": "password"}),
-        turns.tool_call("browser_click", {"ref": SIGN_IN}),
+        turns.tool_call("browser_click", {"role": "button", "name": "Sign in"}),
         turns.tool_call("browser_wait", {"title_contains": "Dashboard"}),
     ]
 
 
 async def test_the_agent_records_a_flow_and_replays_it_without_the_model(
-    terax_api: Api, open_events: Any, model_stub: ModelStub, site: EvalSite
+    terax_api: Api, jp_fetch: Any, open_events: Any, model_stub: ModelStub, site: EvalSite
 ) -> None:
     model_stub.script(
         [
@@ -56,6 +57,7 @@ async def test_the_agent_records_a_flow_and_replays_it_without_the_model(
                 "browser_run_workflow",
                 {"name": "sign-in", "inputs": {"username": "bob", "password": "pw-2"}},
             ),
+            turns.tool_call("browser_screenshot", {}),
             turns.text("Signed in as alice, saved it, replayed it for bob."),
         ]
     )
@@ -64,7 +66,7 @@ async def test_the_agent_records_a_flow_and_replays_it_without_the_model(
     await events.until("finish")
     assert not events.of("approval_requested")  # looking and clicking need no approval
     calls = (await terax_api(f"ai/sessions/{session_id}/tool-calls"))["tool_calls"]
-    assert [c["status"] for c in calls] == ["done"] * 7, tool_results(model_stub, 7)[-1]
+    assert [c["status"] for c in calls] == ["done"] * 8, tool_results(model_stub, 8)[-1]
 
     opened = tool_results(model_stub, 1)[0]["content"]
     assert 'textbox "Username"' in opened
@@ -76,7 +78,12 @@ async def test_the_agent_records_a_flow_and_replays_it_without_the_model(
     assert "no model calls" in replayed
     # The replay signed bob in for real, and the model was asked exactly once per step.
     assert site.sign_ins == ["alice", "bob"]
-    assert len(model_stub.requests) == 8
+    assert len(model_stub.requests) == 9
+    # The screenshot is kept for the chat to show, under the id the tool call returned.
+    shot = calls[-1]["data"]["screenshot"]
+    image = await jp_fetch("terax", "api", "browser", "screenshots", shot)
+    assert image.headers["Content-Type"] == "image/png"
+    assert image.body.startswith(PNG)
 
     workflows = await terax_api("browser/workflows")
     [saved] = workflows["workflows"]

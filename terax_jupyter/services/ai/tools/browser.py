@@ -107,50 +107,68 @@ class BrowserSnapshot(Tool):
             return _result(context, tab, snapshot, "")
 
 
+_TARGET: dict[str, Any] = {
+    "ref": {"type": "string", "pattern": "^e[0-9]{1,6}$", "description": "From the snapshot."},
+    "role": {"type": "string", "minLength": 1, "maxLength": 60},
+    "name": {"type": "string", "maxLength": 400, "description": "The exact accessible name."},
+}
+
+
+def _target(arguments: dict[str, Any]) -> dict[str, Any]:
+    return {k: arguments[k] for k in ("ref", "role", "name") if k in arguments}
+
+
+def _described(target: dict[str, Any]) -> str:
+    return target.get("ref") or f"the {target.get('role')} {target.get('name')!r}"
+
+
 class BrowserClick(Tool):
     name: ClassVar[str] = "browser_click"
     description: ClassVar[str] = (
-        "Click an element by its ref from the latest snapshot; returns the new snapshot."
+        "Click an element, by its ref from the latest snapshot or by its exact role and name; "
+        "returns the new snapshot."
     )
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
-        "properties": {"ref": {"type": "string", "pattern": "^e[0-9]{1,6}$"}},
-        "required": ["ref"],
+        "properties": _TARGET,
         "additionalProperties": False,
     }
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
-        ref = string_arg(arguments, "ref")
+        target = _target(arguments)
         async with _browser(context).using(context.session_id) as tab:
-            snapshot = await tab.click(ref)
-            return _result(context, tab, snapshot, f"Clicked {ref}.")
+            snapshot = await tab.click(target.pop("ref", None), **target)
+            return _result(context, tab, snapshot, f"Clicked {_described(arguments)}.")
 
 
 class BrowserType(Tool):
     name: ClassVar[str] = "browser_type"
     description: ClassVar[str] = (
-        "Type text into a field by its ref (replacing its value). Name the value with 'input' "
+        "Type text into a field, by ref or exact role and name (replacing its value). Name "
+        "the value with 'input' "
         "(e.g. username, query) so the flow can be saved and replayed with other values; "
         "without it the flow cannot be saved. Never type real passwords or keys."
     )
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
-            "ref": {"type": "string", "pattern": "^e[0-9]{1,6}$"},
+            **_TARGET,
             "text": {"type": "string", "maxLength": 10000},
             "input": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]{0,63}$"},
         },
-        "required": ["ref", "text"],
+        "required": ["text"],
         "additionalProperties": False,
     }
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
-        ref = string_arg(arguments, "ref")
+        target = _target(arguments)
         text = string_arg(arguments, "text", empty=True)
         input_name = arguments.get("input")
         async with _browser(context).using(context.session_id) as tab:
-            snapshot = await tab.type(ref, text, input_name=input_name)
-            return _result(context, tab, snapshot, f"Typed into {ref}.")
+            snapshot = await tab.type(
+                target.pop("ref", None), text, input_name=input_name, **target
+            )
+            return _result(context, tab, snapshot, f"Typed into {_described(arguments)}.")
 
 
 class BrowserWait(Tool):
@@ -186,6 +204,27 @@ class BrowserWait(Tool):
         async with _browser(context).using(context.session_id) as tab:
             snapshot = await tab.wait(**condition, timeout=float(timeout or 10))
             return _result(context, tab, snapshot, "The condition holds.")
+
+
+class BrowserScreenshot(Tool):
+    name: ClassVar[str] = "browser_screenshot"
+    description: ClassVar[str] = (
+        "Take a screenshot of your browser tab; the user sees it in the chat. Use it to show "
+        "what a page looks like; read the snapshot to know what is on it."
+    )
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {},
+        "additionalProperties": False,
+    }
+
+    async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
+        shot = await _browser(context).capture(context.session_id)
+        return ToolResult(
+            f"Screenshot of {shot['url']} ({shot['title']}), {shot['bytes'] // 1024} KiB, "
+            "shown to the user.",
+            data={"screenshot": shot["id"], "url": shot["url"]},
+        )
 
 
 class BrowserPressKey(Tool):
