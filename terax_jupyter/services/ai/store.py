@@ -11,7 +11,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from terax_jupyter.exceptions import Conflict, InvalidRequest, NotFound, Unavailable
-from terax_jupyter.security.storage import create_private_store
+from terax_jupyter.security.database import database_unavailable, open_private_database
 from terax_jupyter.services.ai.providers.base import Message, ToolCall
 
 if TYPE_CHECKING:
@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from terax_jupyter.security.redact import Redactor
 
 SCHEMA_VERSION = 1
-BUSY_TIMEOUT_MS = 5000
 MAX_LIST_LIMIT = 500
 
 MESSAGE_STATUSES = ("streaming", "complete", "cut")
@@ -199,32 +198,10 @@ class AiStore:
         self.path = path
         self._redactor = redactor
         self._lock = threading.Lock()
-        create_private_store(path, "The AI session store")
-        try:
-            self._db: sqlite3.Connection | None = sqlite3.connect(
-                path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000
-            )
-        except sqlite3.Error as error:
-            raise _unavailable(path, error) from None
-        try:
-            self._db.row_factory = sqlite3.Row
-            mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            self.journal_mode = str(mode).lower()
-            # NORMAL in WAL mode: a commit survives a crash of the process, and only the last
-            # commits may be lost to a power cut, without an fsync per streamed delta.
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA foreign_keys=ON")
-            # Deleted and rewritten content (a deleted session, a redacted message) is
-            # zeroed in the file rather than left in free pages.
-            self._db.execute("PRAGMA secure_delete=ON")
-            self._db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS:d}")
-            migrate(self._db)
-        except BaseException as error:
-            self._db.close()
-            self._db = None
-            if isinstance(error, sqlite3.Error):
-                raise _unavailable(path, error) from None
-            raise
+        self._db: sqlite3.Connection | None
+        self._db, self.journal_mode = open_private_database(
+            path, "The AI session store", migrate, foreign_keys=True
+        )
 
     def close(self) -> None:
         with self._lock:
@@ -794,7 +771,7 @@ class AiStore:
                     reason="constraint_failed",
                 ) from None
             except sqlite3.OperationalError as error:
-                raise _unavailable(self.path, error) from None
+                raise database_unavailable(self.path, "The AI session store", error) from None
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -847,19 +824,6 @@ class StoredReadLedger:
 
 
 # -- the file -------------------------------------------------------------------------------
-
-
-def _unavailable(path: str, error: sqlite3.Error) -> Unavailable:
-    text = str(error)
-    if isinstance(error, sqlite3.DatabaseError) and (
-        "not a database" in text or "malformed" in text or "disk image" in text
-    ):
-        return Unavailable(
-            f"The AI session store {path} is damaged ({text}). It was left as it is: move it "
-            "aside (or restore a backup) and restart the server to begin a new one.",
-            reason="store_corrupt",
-        )
-    return Unavailable(f"The AI session store failed: {text}.", reason="store_failed")
 
 
 # -- rows -----------------------------------------------------------------------------------

@@ -18,11 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from terax_jupyter.exceptions import AlreadyExists, InvalidRequest, NotFound, Unavailable
-from terax_jupyter.security.storage import (
-    create_private_append_only,
-    create_private_store,
-    private_directory,
-)
+from terax_jupyter.security.database import database_unavailable, open_private_database
+from terax_jupyter.security.storage import create_private_append_only, private_directory
 from terax_jupyter.services.browser.ir import Recording
 from terax_jupyter.services.browser.policy import ReplayPolicy
 
@@ -32,7 +29,6 @@ if TYPE_CHECKING:
     from terax_jupyter.services.browser.sanitize import Sanitizer
 
 SCHEMA_VERSION = 1
-BUSY_TIMEOUT_MS = 5000
 MAX_KEY_LENGTH = 200
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _KIND = re.compile(r"[a-z][a-z0-9_]{0,31}")
@@ -158,28 +154,10 @@ class ReplayStore:
         self.path = path
         self._sanitizer = sanitizer
         self._lock = threading.Lock()
-        create_private_store(path, "The browser replay store")
-        try:
-            self._db: sqlite3.Connection | None = sqlite3.connect(
-                path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000
-            )
-        except sqlite3.Error as error:
-            raise _unavailable(path, error) from None
-        try:
-            self._db.row_factory = sqlite3.Row
-            mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            self.journal_mode = str(mode).lower()
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            # Deleted entries are zeroed in the file rather than left in free pages.
-            self._db.execute("PRAGMA secure_delete=ON")
-            self._db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS:d}")
-            migrate(self._db)
-        except BaseException as error:
-            self._db.close()
-            self._db = None
-            if isinstance(error, sqlite3.Error):
-                raise _unavailable(path, error) from None
-            raise
+        self._db: sqlite3.Connection | None
+        self._db, self.journal_mode = open_private_database(
+            path, "The browser replay store", migrate
+        )
 
     def close(self) -> None:
         with self._lock:
@@ -390,7 +368,7 @@ class ReplayStore:
             try:
                 yield self._db
             except sqlite3.Error as error:
-                raise _unavailable(self.path, error) from None
+                raise database_unavailable(self.path, "The browser replay store", error) from None
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -476,12 +454,6 @@ class AuditWriter:
         path = os.path.join(self.directory, f"{kind}-{stamp}-{run_id}.jsonl")
         fd = create_private_append_only(path)
         return AuditRun(path, fd, run_id, self._sanitizer.with_typed(typed))
-
-
-def _unavailable(path: str, error: sqlite3.Error) -> Unavailable:
-    return Unavailable(
-        f"The browser replay store {path} cannot be used ({error}).", reason="store_unavailable"
-    )
 
 
 def _dumps(data: Any) -> str:

@@ -1,0 +1,66 @@
+"""The server's own SQLite stores (AI sessions, browser replays): created 0600 before SQLite
+opens them, WAL, zeroed deletions, and one way of saying a store cannot be used."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING
+
+from terax_jupyter.exceptions import Unavailable
+from terax_jupyter.security.storage import create_private_store
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+BUSY_TIMEOUT_MS = 5000
+
+
+def open_private_database(
+    path: str,
+    what: str,
+    migrate: Callable[[sqlite3.Connection], None],
+    *,
+    foreign_keys: bool = False,
+) -> tuple[sqlite3.Connection, str]:
+    """Open (creating it 0600) the store at ``path`` and bring its schema up to date; the
+    connection (autocommit, rows by name, usable from any thread under the caller's lock)
+    and its journal mode. ``what`` names it in errors ("The AI session store")."""
+    create_private_store(path, what)
+    try:
+        db = sqlite3.connect(
+            path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000
+        )
+    except sqlite3.Error as error:
+        raise database_unavailable(path, what, error) from None
+    try:
+        db.row_factory = sqlite3.Row
+        mode = str(db.execute("PRAGMA journal_mode=WAL").fetchone()[0]).lower()
+        # NORMAL in WAL mode: a commit survives a crash of the process, and only the last
+        # commits may be lost to a power cut, without an fsync per write.
+        db.execute("PRAGMA synchronous=NORMAL")
+        if foreign_keys:
+            db.execute("PRAGMA foreign_keys=ON")
+        # Deleted and rewritten content is zeroed in the file rather than left in free pages.
+        db.execute("PRAGMA secure_delete=ON")
+        db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS:d}")
+        migrate(db)
+    except BaseException as error:
+        db.close()
+        if isinstance(error, sqlite3.Error):
+            raise database_unavailable(path, what, error) from None
+        raise
+    return db, mode
+
+
+def database_unavailable(path: str, what: str, error: sqlite3.Error) -> Unavailable:
+    """A damaged store is left as it is, with what to do; other failures say what failed."""
+    text = str(error)
+    if isinstance(error, sqlite3.DatabaseError) and (
+        "not a database" in text or "malformed" in text or "disk image" in text
+    ):
+        return Unavailable(
+            f"{what} {path} is damaged ({text}). It was left as it is: move it aside (or "
+            "restore a backup) and restart the server to begin a new one.",
+            reason="store_corrupt",
+        )
+    return Unavailable(f"{what} failed: {text}.", reason="store_failed")
