@@ -44,10 +44,15 @@ ALLOWED: dict[str, tuple[frozenset[str] | None, str]] = {
                 "tempfile.mkdtemp",
                 "subprocess.Popen",
                 "pathlib.read_text",
+                "pathlib.write_text",
+                "pathlib.glob",
+                "os.kill",
+                "tempfile.gettempdir",
             }
         ),
         "starts headless Chromium (no shell) in its own process group with a private temporary "
-        "profile it removes on close; reads the DevToolsActivePort file there",
+        "profile it removes on close (and removes those of browsers whose server died); "
+        "reads the DevToolsActivePort file there",
     ),
     "services/browser/evals/": (
         frozenset({"tempfile.TemporaryDirectory", "os.walk", "open"}),

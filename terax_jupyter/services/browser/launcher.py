@@ -147,6 +147,36 @@ _SPAWNER = concurrent.futures.ThreadPoolExecutor(
 )
 
 
+PROFILE_PREFIX = "terax-chromium-"
+OWNER_FILE = "owner.pid"
+_swept = threading.Event()
+
+
+def _sweep_orphaned_profiles() -> None:
+    """Once per process: remove the temporary profiles of browsers whose server is gone."""
+    if _swept.is_set():
+        return
+    _swept.set()
+    for profile in Path(tempfile.gettempdir()).glob(PROFILE_PREFIX + "*"):
+        try:
+            owner = int((profile / OWNER_FILE).read_text(encoding="ascii"))
+        except (OSError, ValueError):
+            continue  # not ours to judge (no owner written yet, or not a profile)
+        if owner == os.getpid() or _process_exists(owner):
+            continue
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process: alive
+    return True
+
+
 def _die_with_parent() -> None:
     """In the child before exec (Linux): SIGKILL when the server goes away without closing
     the browser (killed, crashed), so that no Chromium outlives it."""
@@ -236,7 +266,11 @@ class ChromiumLauncher:
         return self.websocket_url
 
     def _spawn(self, executable: str) -> None:
-        profile = Path(tempfile.mkdtemp(prefix="terax-chromium-"))
+        _sweep_orphaned_profiles()
+        profile = Path(tempfile.mkdtemp(prefix=PROFILE_PREFIX))
+        # Who owns it: a server that died without closing its browser (killed, crashed)
+        # leaves the folder behind, and the next server to start a browser removes it.
+        (profile / OWNER_FILE).write_text(str(os.getpid()), encoding="ascii")
         self.profile_dir = profile
         environment = {k: os.environ[k] for k in KEPT_ENVIRONMENT if k in os.environ}
         environment.update(

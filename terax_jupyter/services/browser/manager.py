@@ -46,7 +46,7 @@ from terax_jupyter.services.browser.verifier import ReplayVerifier
 from terax_jupyter.services.browser.workflows import WorkflowManager
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import AsyncIterator, Mapping
 
     from terax_jupyter.security.redact import Redactor
     from terax_jupyter.services.browser.replay import ReplayResult
@@ -254,7 +254,7 @@ class BrowserManager(LoggingConfigurable):
         return self._tabs[owner].tab
 
     @contextlib.asynccontextmanager
-    async def using(self, owner: str):  # type: ignore[no-untyped-def]
+    async def using(self, owner: str) -> AsyncIterator[RecordingTab]:
         """Use ``owner``'s tab alone (one action at a time on a tab)."""
         tab = await self.tab(owner)
         entry = self._tabs[owner]
