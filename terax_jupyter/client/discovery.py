@@ -5,10 +5,13 @@ In this order, the first that answers ``GET <base>terax/api/info`` with its toke
 1. An explicit URL (and token): arguments, else ``TERAX_URL`` / ``TERAX_TOKEN``. A URL pasted
    from the browser (``.../lab?token=...``) is cut back to its base and its token used. When
    it is given, nothing else is tried.
-2. A JupyterHub single-user server's environment: ``JUPYTERHUB_API_TOKEN`` with
+2. For a kernel, the server that started it: the running server whose pid is the kernel's
+   ``JPY_PARENT_PID`` (``parent_pid``).
+3. ``JUPYTER_SERVER_URL`` with ``JUPYTER_TOKEN`` (or the token of the server's runtime file).
+4. A JupyterHub single-user server's environment: ``JUPYTERHUB_API_TOKEN`` with
    ``JUPYTERHUB_SERVICE_URL`` (where the server listens; a wildcard host means this machine),
    then ``JUPYTERHUB_PUBLIC_URL``, then ``JUPYTERHUB_HOST`` + ``JUPYTERHUB_SERVICE_PREFIX``.
-3. The runtime files of running servers (``jupyter_server``'s ``list_running_servers``): the
+5. The runtime files of running servers (``jupyter_server``'s ``list_running_servers``): the
    deepest whose root holds the current folder, then the others, most recently started first.
 
 A token only ever goes to the URL it was issued for.
@@ -16,6 +19,7 @@ A token only ever goes to the URL it was issued for.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -166,9 +170,11 @@ def candidates(
     folders: Iterable[str] = (),
     running: Iterable[Mapping[str, Any]] = (),
     started: Callable[[Mapping[str, Any]], float] = lambda info: 0.0,
+    parent_pid: int | None = None,
 ) -> list[Candidate]:
     """The servers to try, in order (see the module docstring). Pure: the caller supplies the
-    environment, the current folder and the runtime entries."""
+    environment, the current folder, the runtime entries and the pid of the process that
+    started this one (a kernel's server), if any."""
     running = list(running)
     explicit_url = url or environ.get("TERAX_URL") or ""
     explicit_token = token or environ.get("TERAX_TOKEN") or ""
@@ -178,16 +184,35 @@ def candidates(
         source = "--url" if url else "TERAX_URL"
         if not chosen:
             # A URL alone: the token of the running server at that address, if there is one.
-            for info in running:
-                known = _runtime_candidate(info)
-                if known is not None and _same_server(known.url, base):
-                    chosen, source = known.token, f"{source} (token from its runtime file)"
-                    break
+            known = _known_token(running, base)
+            if known is not None:
+                chosen, source = known, f"{source} (token from its runtime file)"
         return [Candidate(base, chosen, source)]
     if token:
         raise DiscoveryError("--token needs --url (or TERAX_URL): which server is it for?")
     found: list[Candidate] = []
     hub_token = environ.get("JUPYTERHUB_API_TOKEN", "")
+    if parent_pid is not None:
+        for info in running:
+            parent = _runtime_candidate(info) if info.get("pid") == parent_pid else None
+            if parent is not None:
+                # A hub-spawned server's runtime file may carry no token: the hub's is valid.
+                found.append(
+                    dataclasses.replace(
+                        parent,
+                        token=parent.token or hub_token,
+                        source=f"the server that started this kernel (pid {parent_pid})",
+                    )
+                )
+    server_url = environ.get("JUPYTER_SERVER_URL", "")
+    if server_url:
+        try:
+            base, pasted_token = split_url(_local_url(server_url))
+        except DiscoveryError:
+            base = ""
+        if base:
+            chosen = environ.get("JUPYTER_TOKEN") or pasted_token or _known_token(running, base)
+            found.append(Candidate(base, chosen or hub_token, "JUPYTER_SERVER_URL"))
     if hub_token:
         prefix = environ.get("JUPYTERHUB_SERVICE_PREFIX", "")
         service_url = environ.get("JUPYTERHUB_SERVICE_URL", "")
@@ -205,10 +230,32 @@ def candidates(
                 base, _ = split_url(hub_url)
             except DiscoveryError:
                 continue
-            if not any(_same_server(base, c.url) for c in found):
-                found.append(Candidate(base, hub_token, source))
+            found.append(Candidate(base, hub_token, source))
     found.extend(rank_running(running, folders, started))
-    return found
+    return _unique(found)
+
+
+def _known_token(running: Iterable[Mapping[str, Any]], base: str) -> str | None:
+    """The token in the runtime file of the running server at ``base``, if there is one."""
+    for info in running:
+        known = _runtime_candidate(info)
+        if known is not None and _same_server(known.url, base):
+            return known.token
+    return None
+
+
+def _unique(found: list[Candidate]) -> list[Candidate]:
+    """``found`` without a server tried twice with the same token (the first source stays)."""
+    kept: list[Candidate] = []
+    for candidate in found:
+        if not any(
+            c.token == candidate.token
+            and c.socket == candidate.socket
+            and _same_server(c.url, candidate.url)
+            for c in kept
+        ):
+            kept.append(candidate)
+    return kept
 
 
 def _started(info: Mapping[str, Any]) -> float:
@@ -255,8 +302,11 @@ def discover(
     folders: Iterable[str] | None = None,
     running: Iterable[Mapping[str, Any]] | None = None,
     check: Callable[[Candidate], dict[str, Any]] = probe,
+    parent_pid: int | None = None,
+    hint: str = HINT,
 ) -> ServerTarget:
-    """The first candidate that answers as Terax, or DiscoveryError saying what was tried."""
+    """The first candidate that answers as Terax, or DiscoveryError saying what was tried and
+    ending with ``hint`` (what to pass instead)."""
     environ = os.environ if environ is None else environ
     if running is None:
         running = _running_servers()
@@ -267,6 +317,7 @@ def discover(
         folders=_current_folders(environ) if folders is None else folders,
         running=running,
         started=_started,
+        parent_pid=parent_pid,
     )
     failures: list[str] = []
     for candidate in order:
@@ -283,7 +334,7 @@ def discover(
 
         raise DiscoveryError(
             "No running Terax server found (no TERAX_URL, no JupyterHub server, no server "
-            f"in {jupyter_runtime_dir()}): {HINT}."
+            f"in {jupyter_runtime_dir()}): {hint}."
         )
     tried = "\n".join(f"  - {line}" for line in failures)
-    raise DiscoveryError(f"No Terax server answered:\n{tried}\nTo fix it: {HINT}.")
+    raise DiscoveryError(f"No Terax server answered:\n{tried}\nTo fix it: {hint}.")
