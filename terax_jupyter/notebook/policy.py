@@ -165,6 +165,9 @@ class ApprovalPolicy:
             answer = self.decide(approval)
             if inspect.isawaitable(answer):
                 if resolve is None:
+                    close = getattr(answer, "close", None)
+                    if close is not None:
+                        close()
                     raise TypeError("an async policy needs a loop to run on")
                 answer = resolve(answer)
         except Exception as error:  # a failing policy must not approve, nor stop the run
