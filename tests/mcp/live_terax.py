@@ -5,6 +5,7 @@ prefix), and an MCP client session with a stdio server subprocess, usable from s
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import secrets
 import socket
@@ -95,8 +96,9 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start_live_terax(home: Path) -> LiveTerax:
-    """A Terax server over a small git repository in ``home``/project, ready to answer."""
+def start_live_terax(home: Path, config: dict[str, Any] | None = None) -> LiveTerax:
+    """A Terax server over a small git repository in ``home``/project, ready to answer;
+    ``config`` is more server configuration (``{"AiManager": {...}}``)."""
     root = home / "project"
     for relative, text in FILES.items():
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
@@ -122,6 +124,10 @@ def start_live_terax(home: Path) -> LiveTerax:
         "--TeraxApp.allow_user_roots=False",
         "--SecretsManager.backend=file",
     ]
+    if config:
+        config_file = home / "terax_config.json"
+        config_file.write_text(json.dumps(config))
+        arguments.append(f"--config={config_file}")
     log = home / "server.log"
     environment = environment_for(home, home / "runtime")
     with log.open("wb") as output:
