@@ -139,6 +139,7 @@ print("JSON:" + json.dumps({"text": cont.text, "session": panel.session_id}))
 def test_a_notebook_drives_the_terminal_and_the_agent(live: LiveTerax, stub: ModelStub) -> None:
     api = live.api()
     panel = api.post("ai/sessions", {"title": "Started in the panel"})
+    stub.reset()
     stub.script(
         [
             turns.tool_call("read_file", {"path": "src/app.py"}),
@@ -241,3 +242,107 @@ def test_no_server_is_a_clear_error(live: LiveTerax, tmp_path: Path) -> None:
     assert "terax.connect(url=" in message
     assert "TERAX_URL and TERAX_TOKEN" in message
     assert os.fspath(empty) in message
+
+
+INTERACTIVE = """
+import json
+import terax_jupyter.notebook as terax
+conn = terax.connect()
+agent = terax.agent()
+print("SESSION " + agent.session_id, flush=True)
+result = agent.ask("Say goodbye in notes/todo.txt")
+print("JSON:" + json.dumps({
+    "source": conn.target.source, "files": result.files_changed,
+    "approvals": [[a.tool, a.status, a.by] for a in result.approvals], "text": result.text,
+}))
+"""
+
+
+def test_a_lab_kernel_finds_its_server_and_waits_for_a_person(
+    live: LiveTerax, stub: ModelStub
+) -> None:
+    """A kernel the server started (as Lab starts them): found through JPY_PARENT_PID, and
+    with no policy an approval waits until a person answers it (here through the REST call
+    the AI panel makes)."""
+    import threading
+    import time
+
+    import httpx
+    from jupyter_client.blocking import BlockingKernelClient
+
+    stub.reset()
+    stub.script(
+        [
+            turns.tool_call("read_file", {"path": "notes/todo.txt"}),
+            turns.tool_call(
+                "edit", {"path": "notes/todo.txt", "old_string": "item 1\n", "new_string": "bye\n"}
+            ),
+            turns.text("Said goodbye."),
+        ]
+    )
+    headers = {"Authorization": f"token {live.token}"}
+    created = (
+        httpx.post(
+            live.url + "api/sessions",
+            headers=headers,
+            json={"path": "notebooks/lab.ipynb", "type": "notebook", "kernel": {"name": "python3"}},
+            timeout=60,
+        )
+        .raise_for_status()
+        .json()
+    )
+    kernel_id = created["kernel"]["id"]
+    client = BlockingKernelClient(
+        connection_file=str(live.runtime_dir / f"kernel-{kernel_id}.json")
+    )
+    client.load_connection_file()
+    client.start_channels()
+    outputs: list[str] = []
+    done = threading.Event()
+
+    def hook(message: dict[str, Any]) -> None:
+        if message["msg_type"] == "stream":
+            outputs.append(message["content"]["text"])
+        elif message["msg_type"] == "error":
+            outputs.append("ERROR " + message["content"]["evalue"])
+
+    def run() -> None:
+        try:
+            client.execute_interactive(INTERACTIVE, output_hook=hook, timeout=CELL_TIMEOUT)
+        finally:
+            done.set()
+
+    try:
+        client.wait_for_ready(timeout=60)
+        worker = threading.Thread(target=run, daemon=True)
+        worker.start()
+        api = live.api()
+        approval = None
+        deadline = time.monotonic() + CELL_TIMEOUT
+        while approval is None and time.monotonic() < deadline and not done.is_set():
+            session_ids = [
+                line.split()[1]
+                for line in "".join(outputs).splitlines()
+                if line.startswith("SESSION ")
+            ]
+            if session_ids:
+                pending = api.get(f"ai/sessions/{session_ids[0]}")["pending_approvals"]
+                approval = pending[0] if pending else None
+            time.sleep(0.2)
+        assert approval is not None, "".join(outputs)
+        time.sleep(0.5)  # still waiting: nothing decides for the person
+        assert api.get(f"ai/approvals/{approval['id']}")["status"] == "pending"
+        api.post(f"ai/approvals/{approval['id']}", {"decision": "approve"})
+        assert done.wait(CELL_TIMEOUT)
+        worker.join(5)
+    finally:
+        client.stop_channels()
+        httpx.delete(live.url + f"api/sessions/{created['id']}", headers=headers, timeout=30)
+    text = "".join(outputs)
+    assert "Waiting for a decision" in text
+    report = next(json.loads(line[5:]) for line in text.splitlines() if line.startswith("JSON:"))
+    assert report["source"] == f"the server that started this kernel (pid {live.process.pid})"
+    assert report["files"] == ["notes/todo.txt"]
+    assert report["approvals"] == [["edit", "approved", "person"]]
+    assert report["text"] == "Said goodbye."
+    assert (live.root / "notes" / "todo.txt").read_text().startswith("bye\n")

@@ -179,3 +179,29 @@ def test_the_terminal_starts_in_the_kernels_folder_when_the_server_sees_it(
     monkeypatch.chdir(inner)
     assert kernel_folder(str(tmp_path / "project")) == str(inner)
     assert kernel_folder(str(tmp_path / "elsewhere")) == ""
+
+
+def test_the_widget_state_shows_the_run_and_offers_buttons_only_while_waiting() -> None:
+    from terax_jupyter.notebook.widget import state
+
+    fold = RunFold("s1")
+    for event in EVENTS[:6]:  # up to the edit's approval_requested
+        fold.apply(event)
+    shown = state(
+        fold, prompt="Go", session={"id": "s1", "title": "Go"}, status="running", waiting={"p1"}
+    )
+    assert shown["text"] == "Let me look."
+    assert [(c["name"], c["target"], c["status"]) for c in shown["calls"]] == [
+        ("edit", "a.py", "pending_approval")
+    ]
+    assert [(a["id"], a["waiting"]) for a in shown["approvals"]] == [("p1", True)]
+    for event in EVENTS[6:]:
+        fold.apply(event)
+    shown = state(fold, prompt="Go", session={"id": "s1"}, status="finished", waiting={"p1"})
+    assert [(a["id"], a["status"], a["waiting"]) for a in shown["approvals"]] == [
+        ("p1", "approved", False),
+        ("p2", "denied", False),
+    ]
+    assert shown["text"] == "Let me look.\n\nDone: edited a.py."
+    assert shown["finish"] == "stop"
+    assert shown["usage"]["input_tokens"] == 30
