@@ -239,6 +239,13 @@ class Terminal:
         """The commands this terminal ran (command, cwd, exit code, times)."""
         return list(self.connection.call("GET", self._path("blocks"))["blocks"])
 
+    def view(self, *, rows: int | None = None) -> Any:
+        """A live view of this terminal for the cell (xterm.js in a widget): what runs shows
+        as it runs, and keys typed there reach the shell. Display it (last line of a cell)."""
+        from terax_jupyter.notebook.terminal_view import terminal_widget
+
+        return terminal_widget(self, rows=rows)
+
     def close(self) -> None:
         """End the shell (and its jobs) and the session."""
         with contextlib.suppress(TeraxAPIError):

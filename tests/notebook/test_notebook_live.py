@@ -196,8 +196,7 @@ def test_a_notebook_drives_the_terminal_and_the_agent(live: LiveTerax, stub: Mod
     assert "Denied by the headless rule: " in streamed
     assert "Edited src/app.py; the command was denied." in streamed
     # The model was told why: the note went with the denial.
-    told = json.dumps(stub.requests[3].body["messages"])
-    assert HEADLESS_NOTE[:40] in told
+    assert any(HEADLESS_NOTE[:40] in json.dumps(r.body) for r in stub.requests)
 
     # %%terax: the cell is a prompt to the current session.
     magic = reported(cells[5])

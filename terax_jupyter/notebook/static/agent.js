@@ -24,14 +24,15 @@ function apiUrl(path) {
 }
 
 async function request(path, options = {}) {
+  // As @jupyterlab/services does: the login cookie with the XSRF token, and the page's
+  // token when it has one.
+  const headers = { "Content-Type": "application/json", "X-XSRFToken": xsrfToken() };
+  const token = pageConfig().token;
+  if (token) headers.Authorization = `token ${token}`;
   const response = await fetch(apiUrl(path), {
     credentials: "same-origin",
     ...options,
-    headers: {
-      "Content-Type": "application/json",
-      "X-XSRFToken": xsrfToken(),
-      ...(options.headers || {}),
-    },
+    headers: { ...headers, ...(options.headers || {}) },
   });
   let body = null;
   try {

@@ -1,0 +1,119 @@
+// A live view of a Terax terminal session in a notebook cell (anywidget): xterm.js on the
+// session's stream WebSocket, as a Lab terminal tab of the same session. The page connects
+// itself (its own Jupyter login), so the view streams while the kernel is busy.
+// XTERM_SOURCE (xterm.js's ES module) is prepended by terax_jupyter/notebook/terminal_view.py.
+
+function pageConfig() {
+  const element = document.getElementById("jupyter-config-data");
+  if (!element) return {};
+  try {
+    return JSON.parse(element.textContent || "{}");
+  } catch {
+    return {};
+  }
+}
+
+let xtermModule = null;
+
+async function loadXterm() {
+  if (!xtermModule) {
+    const url = URL.createObjectURL(new Blob([XTERM_SOURCE], { type: "text/javascript" }));
+    try {
+      xtermModule = await import(url);
+    } finally {
+      URL.revokeObjectURL(url);
+    }
+  }
+  return xtermModule;
+}
+
+function streamUrl(sessionId) {
+  const config = pageConfig();
+  let base = config.baseUrl || "/";
+  if (!base.endsWith("/")) base += "/";
+  let wsBase = config.wsUrl;
+  if (!wsBase) {
+    const scheme = window.location.protocol === "https:" ? "wss:" : "ws:";
+    wsBase = `${scheme}//${window.location.host}${base}`;
+  }
+  if (!wsBase.endsWith("/")) wsBase += "/";
+  let url = `${wsBase}terax/api/pty/${encodeURIComponent(sessionId)}/stream`;
+  if (config.token) url += `?token=${encodeURIComponent(config.token)}`;
+  return url;
+}
+
+function cssColor(name, fallback) {
+  const value = getComputedStyle(document.body).getPropertyValue(name).trim();
+  return value || fallback;
+}
+
+async function render({ model, el }) {
+  const root = document.createElement("div");
+  root.className = "terax-nb-terminal";
+  const status = document.createElement("div");
+  status.className = "terax-nb-terminal-status";
+  const screen = document.createElement("div");
+  screen.className = "terax-nb-terminal-screen";
+  root.append(screen, status);
+  el.appendChild(root);
+  const { Terminal } = await loadXterm();
+  const term = new Terminal({
+    cols: model.get("columns"),
+    rows: model.get("rows"),
+    convertEol: false,
+    scrollback: 5000,
+    fontFamily: cssColor("--jp-code-font-family", "monospace"),
+    fontSize: 13,
+    theme: {
+      background: cssColor("--jp-layout-color0", "#ffffff"),
+      foreground: cssColor("--jp-ui-font-color0", "#000000"),
+    },
+  });
+  term.open(screen);
+  let socket = null;
+  let closed = false;
+
+  function connect() {
+    socket = new WebSocket(streamUrl(model.get("session_id")));
+    socket.binaryType = "arraybuffer";
+    socket.onopen = () => {
+      status.textContent = "";
+      root.dataset.connected = "true";
+    };
+    socket.onmessage = (event) => {
+      if (typeof event.data === "string") {
+        let message = null;
+        try {
+          message = JSON.parse(event.data);
+        } catch {
+          return;
+        }
+        if (message && (message.type === "exit" || message.type === "closed")) {
+          status.textContent = message.type === "exit" ? "The shell exited." : "Closed.";
+          root.dataset.connected = "false";
+        }
+        return;
+      }
+      term.write(new Uint8Array(event.data));
+    };
+    socket.onclose = () => {
+      root.dataset.connected = "false";
+      if (!closed && !status.textContent) status.textContent = "Disconnected.";
+    };
+  }
+
+  const input = term.onData((data) => {
+    if (socket && socket.readyState === WebSocket.OPEN) {
+      socket.send(JSON.stringify({ type: "input", data }));
+    }
+  });
+  connect();
+  return () => {
+    closed = true;
+    input.dispose();
+    if (socket) socket.close();
+    term.dispose();
+  };
+}
+
+export default { render };

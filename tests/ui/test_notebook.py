@@ -1,0 +1,156 @@
+"""The notebook views in Chromium: the agent widget streams the answer and the tool cards and
+its Approve button decides while the kernel is busy; the terminal view shows and takes keys."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING
+
+import pytest
+from playwright.sync_api import expect
+
+from terax_jupyter.testing.model_stub import slow, text, tool_call
+
+from .ai_helpers import TIMEOUT_MS
+from .helpers import write
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
+    from terax_jupyter.testing.model_stub import ModelStub
+
+    from .conftest import LabServer
+
+pytestmark = pytest.mark.ui
+
+CELL = """\
+import terax_jupyter.notebook as terax
+agent = terax.agent()
+result = agent.ask("Make the entry point say hello")
+print("DONE", result.files_changed, [(a.tool, a.status, a.by) for a in result.approvals])
+"""
+
+
+def notebook(source: str) -> str:
+    return json.dumps(
+        {
+            "cells": [
+                {
+                    "cell_type": "code",
+                    "execution_count": None,
+                    "id": "agent-cell",
+                    "metadata": {},
+                    "outputs": [],
+                    "source": source,
+                }
+            ],
+            "metadata": {
+                "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}
+            },
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+    )
+
+
+def test_the_agent_widget_streams_and_its_approve_button_works(
+    page: Page, lab: LabServer, model_stub: ModelStub
+) -> None:
+    target = lab.root / "src" / "app.py"
+    before = target.read_text()
+    edit = {"path": "src/app.py", "old_string": "def main()", "new_string": "def main_hello()"}
+    model_stub.script(
+        [
+            slow(
+                tool_call(
+                    "read_file",
+                    {"path": "src/app.py"},
+                    text="Let me read the entry point first.",
+                    chunk=4,
+                ),
+                0.05,
+            ),
+            tool_call("edit", edit, text="Renaming main."),
+            text("Renamed main to main_hello."),
+        ]
+    )
+    write(lab.root / "agent.ipynb", notebook(CELL))
+    page.evaluate(
+        "() => window.jupyterapp.commands.execute('docmanager:open', {path: 'agent.ipynb'})"
+    )
+    panel = page.locator(".jp-NotebookPanel").last
+    expect(panel).to_be_visible(timeout=TIMEOUT_MS)
+    expect(panel.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")).to_have_count(
+        1, timeout=60_000
+    )
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+
+    view = panel.locator(".terax-nb-agent")
+    expect(view).to_be_visible(timeout=60_000)
+    # Streams: the first step's text shows while the run goes on.
+    expect(view.locator(".terax-nb-answer")).to_contain_text(
+        "Let me read the entry point", timeout=TIMEOUT_MS
+    )
+    expect(view.locator(".terax-nb-call").first).to_contain_text("read_file")
+    approval = view.locator(".terax-nb-approval")
+    expect(approval).to_contain_text("src/app.py", timeout=TIMEOUT_MS)
+    expect(approval.locator(".terax-nb-added")).to_contain_text("def main_hello()")
+    approve = approval.get_by_role("button", name="Approve")
+    expect(approve).to_be_enabled(timeout=TIMEOUT_MS)
+    assert target.read_text() == before  # nothing before the click
+    approve.click()
+
+    expect(approval.locator(".terax-nb-approval-status")).to_contain_text(
+        "approved", timeout=TIMEOUT_MS
+    )
+    expect(view.locator(".terax-nb-answer")).to_contain_text(
+        "Renamed main to main_hello.", timeout=TIMEOUT_MS
+    )
+    expect(view).to_have_attribute("data-status", "finished", timeout=TIMEOUT_MS)
+    expect(view.locator(".terax-nb-footer")).to_contain_text("changed src/app.py")
+    expect(panel.locator(".jp-OutputArea-output").last).to_contain_text(
+        re.compile(r"DONE \['src/app.py'\] \[\('edit', 'approved', 'person'\)\]"),
+        timeout=TIMEOUT_MS,
+    )
+    assert "def main_hello()" in target.read_text()
+    target.write_text(before)
+
+
+TERMINAL_CELLS = [
+    "import terax_jupyter.notebook as terax\n"
+    "term = terax.terminal()\n"
+    "print('SESSION', term.id)\n"
+    "term.view()",
+    "res = term.run('echo from-the-$((40+2))-notebook')\n"
+    "print('RUN', res.exit_code, res.output.strip())",
+]
+
+
+def test_the_terminal_view_shows_commands_and_takes_keys(page: Page, lab: LabServer) -> None:
+    book = json.loads(notebook(""))
+    book["cells"] = [
+        {**book["cells"][0], "id": f"cell-{n}", "source": source}
+        for n, source in enumerate(TERMINAL_CELLS)
+    ]
+    write(lab.root / "terminal.ipynb", json.dumps(book))
+    page.evaluate(
+        "() => window.jupyterapp.commands.execute('docmanager:open', {path: 'terminal.ipynb'})"
+    )
+    panel = page.locator(".jp-NotebookPanel").last
+    expect(panel.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")).to_have_count(
+        1, timeout=60_000
+    )
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    view = panel.locator(".terax-nb-terminal")
+    expect(view).to_have_attribute("data-connected", "true", timeout=60_000)
+    expect(panel.locator(".jp-OutputArea-output").last).to_contain_text(
+        "RUN 0 from-the-42-notebook", timeout=TIMEOUT_MS
+    )
+    rows = view.locator(".xterm-rows")
+    expect(rows).to_contain_text("from-the-42-notebook", timeout=TIMEOUT_MS)
+    # Keys typed in the view reach the shell, as in a terminal tab.
+    view.locator(".terax-nb-terminal-screen").click()
+    page.keyboard.type("echo typed-$((1+1))")
+    page.keyboard.press("Enter")
+    expect(rows).to_contain_text("typed-2", timeout=TIMEOUT_MS)
