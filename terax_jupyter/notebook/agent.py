@@ -127,8 +127,11 @@ class Agent:
                 approval = self._consume(item, fold, view)
                 if approval is not None:
                     verdict = self.policy.verdict(approval, headless=headless, resolve=_resolve)
-                    if self._decided(approval, verdict, fold, view):
-                        background.run(self._post_verdict(approval, verdict))  # type: ignore[arg-type]
+                    if verdict is None:
+                        view.waiting(approval, self.session)
+                    else:
+                        self._record(approval, verdict, fold, view)
+                        background.run(self._post_verdict(approval, verdict))
             stored = future.result()
         except BaseException:
             future.cancel()
@@ -170,8 +173,11 @@ class Agent:
                 approval = self._consume(item, fold, view)
                 if approval is not None:
                     verdict = await self.policy.averdict(approval, headless=headless)
-                    if self._decided(approval, verdict, fold, view):
-                        await background.wait(self._post_verdict(approval, verdict))  # type: ignore[arg-type]
+                    if verdict is None:
+                        view.waiting(approval, self.session)
+                    else:
+                        self._record(approval, verdict, fold, view)
+                        await background.wait(self._post_verdict(approval, verdict))
 
         try:
             await asyncio.wait_for(consume(), timeout)
@@ -213,16 +219,10 @@ class Agent:
             return None
         return approval
 
-    def _decided(
-        self, approval: Approval, verdict: Verdict | None, fold: RunFold, view: RunView
-    ) -> bool:
-        """Record and show ``verdict``; False when there is none (a person decides)."""
-        if verdict is None:
-            view.waiting(approval, self.session)
-            return False
+    def _record(self, approval: Approval, verdict: Verdict, fold: RunFold, view: RunView) -> None:
+        """Keep and show this side's ``verdict`` before it is sent: it never goes unseen."""
         fold.decided(approval.id, verdict)
         view.decided(approval, verdict)
-        return True
 
     async def _post_verdict(self, approval: Approval, verdict: Verdict) -> None:
         try:
