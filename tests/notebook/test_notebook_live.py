@@ -91,7 +91,7 @@ print("JSON:" + json.dumps({"url": conn.url, "source": conn.target.source,
 
 TERMINAL = r"""
 term = terax.terminal()
-ok = term.run("printf 'one\ntwo\n'")
+ok = term.run("printf 'one\\ntwo\\n'")
 failed = term.run("(exit 3)")
 try:
     term.run("sleep 30", timeout=1)
@@ -299,11 +299,18 @@ def test_a_lab_kernel_finds_its_server_and_waits_for_a_person(
     outputs: list[str] = []
     done = threading.Event()
 
+    views: list[dict[str, Any]] = []  # the agent widget's states, as the page gets them
+
     def hook(message: dict[str, Any]) -> None:
-        if message["msg_type"] == "stream":
-            outputs.append(message["content"]["text"])
-        elif message["msg_type"] == "error":
-            outputs.append("ERROR " + message["content"]["evalue"])
+        kind, content = message["msg_type"], message["content"]
+        if kind == "stream":
+            outputs.append(content["text"])
+        elif kind == "error":
+            outputs.append("ERROR " + content["evalue"])
+        elif kind in ("comm_open", "comm_msg"):
+            state = (content.get("data") or {}).get("state") or {}
+            if isinstance(state.get("state"), dict):
+                views.append(state["state"])
 
     def run() -> None:
         try:
@@ -338,7 +345,14 @@ def test_a_lab_kernel_finds_its_server_and_waits_for_a_person(
         client.stop_channels()
         httpx.delete(live.url + f"api/sessions/{created['id']}", headers=headers, timeout=30)
     text = "".join(outputs)
-    assert "Waiting for a decision" in text
+    # A person at Lab gets the widget: the approval with its buttons, then the outcome.
+    waiting = [v for v in views if any(a["waiting"] for a in v.get("approvals", []))]
+    assert waiting, views
+    assert waiting[0]["approvals"][0]["tool"] == "edit"
+    assert "+bye" in waiting[0]["approvals"][0]["diff"]
+    assert views[-1]["status"] == "finished"
+    assert views[-1]["approvals"][0]["status"] == "approved"
+    assert views[-1]["files_changed"] == ["notes/todo.txt"]
     report = next(json.loads(line[5:]) for line in text.splitlines() if line.startswith("JSON:"))
     assert report["source"] == f"the server that started this kernel (pid {live.process.pid})"
     assert report["files"] == ["notes/todo.txt"]
