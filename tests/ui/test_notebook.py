@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from typing import TYPE_CHECKING
 
 import pytest
@@ -16,7 +17,7 @@ from .ai_helpers import TIMEOUT_MS
 from .helpers import write
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Page
+    from playwright.sync_api import Locator, Page
 
     from terax_jupyter.testing.model_stub import ModelStub
 
@@ -30,6 +31,38 @@ agent = terax.agent()
 result = agent.ask("Make the entry point say hello")
 print("DONE", result.files_changed, [(a.tool, a.status, a.by) for a in result.approvals])
 """
+
+
+def command(page: Page, name: str, args: dict[str, str] | None = None, wait: bool = True) -> None:
+    """Run a Lab command, and wait for it unless ``wait`` is false (running cells ends only
+    when they do); its result stays in the page."""
+    script = "([name, args]) => { window.jupyterapp.commands.execute(name, args); }"
+    if wait:
+        script = "async ([name, args]) => { await window.jupyterapp.commands.execute(name, args); }"
+    page.evaluate(script, [name, args or {}])
+
+
+KERNEL_READY = """() => {
+    const widget = window.jupyterapp.shell.currentWidget;
+    const kernel = widget && widget.sessionContext && widget.sessionContext.session
+        && widget.sessionContext.session.kernel;
+    return Boolean(kernel) && kernel.status === 'idle';
+}"""
+
+
+def open_notebook(page: Page, path: str) -> Locator:
+    """Open ``path`` and wait until its kernel is idle (choosing the kernel if Lab asks)."""
+    command(page, "docmanager:open", {"path": path})
+    panel = page.locator(".jp-NotebookPanel").last
+    expect(panel).to_be_visible(timeout=TIMEOUT_MS)
+    choose = page.locator(".jp-Dialog").get_by_role("button", name="Select", exact=True)
+    deadline = time.monotonic() + 60
+    while not page.evaluate(KERNEL_READY):
+        if choose.count():
+            choose.click()
+        assert time.monotonic() < deadline, "the notebook's kernel did not start"
+        page.wait_for_timeout(200)
+    return panel
 
 
 def notebook(source: str) -> str:
@@ -76,15 +109,8 @@ def test_the_agent_widget_streams_and_its_approve_button_works(
         ]
     )
     write(lab.root / "agent.ipynb", notebook(CELL))
-    page.evaluate(
-        "() => window.jupyterapp.commands.execute('docmanager:open', {path: 'agent.ipynb'})"
-    )
-    panel = page.locator(".jp-NotebookPanel").last
-    expect(panel).to_be_visible(timeout=TIMEOUT_MS)
-    expect(panel.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")).to_have_count(
-        1, timeout=60_000
-    )
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    panel = open_notebook(page, "agent.ipynb")
+    command(page, "notebook:run-all-cells", wait=False)
 
     view = panel.locator(".terax-nb-agent")
     expect(view).to_be_visible(timeout=60_000)
@@ -134,14 +160,8 @@ def test_the_terminal_view_shows_commands_and_takes_keys(page: Page, lab: LabSer
         for n, source in enumerate(TERMINAL_CELLS)
     ]
     write(lab.root / "terminal.ipynb", json.dumps(book))
-    page.evaluate(
-        "() => window.jupyterapp.commands.execute('docmanager:open', {path: 'terminal.ipynb'})"
-    )
-    panel = page.locator(".jp-NotebookPanel").last
-    expect(panel.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")).to_have_count(
-        1, timeout=60_000
-    )
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    panel = open_notebook(page, "terminal.ipynb")
+    command(page, "notebook:run-all-cells", wait=False)
     view = panel.locator(".terax-nb-terminal")
     expect(view).to_have_attribute("data-connected", "true", timeout=60_000)
     expect(panel.locator(".jp-OutputArea-output").last).to_contain_text(
