@@ -64,6 +64,10 @@ ALLOWED: dict[str, tuple[frozenset[str] | None, str]] = {
         "runs the agent's commands with bash -c after the command guard, in a folder the guard "
         "checked, in their own session so that they can be stopped",
     ),
+    "notebook/terminal_view.py": (
+        frozenset({"pathlib.read_text"}),
+        "reads the package's own xterm.js module and widget files to send them to the page",
+    ),
     "pytest_plugin.py": (
         frozenset({"pathlib.write_text", "pathlib.mkdir"}),
         "test fixtures: writes the sample project into the test's own folder",
