@@ -140,6 +140,8 @@ class RunFold:
         self.session_id = session_id
         self.run_id: str | None = None
         self.steps: list[list[str]] = [[]]  # the text of each model call
+        # What happened, in order, for a view: ("text", step), ("call", id), ("approval", id).
+        self.timeline: list[tuple[str, Any]] = []
         self.calls: dict[str, ToolCall] = {}
         self.approvals: dict[str, ApprovalRecord] = {}
         self.usage = Usage()
@@ -169,8 +171,12 @@ class RunFold:
             if self.steps[-1]:
                 self.steps.append([])
         elif kind == "text_delta" and not sub:
+            if not self.steps[-1]:
+                self.timeline.append(("text", len(self.steps) - 1))
             self.steps[-1].append(event.get("text", ""))
         elif kind == "tool_call_started":
+            if not sub:
+                self.timeline.append(("call", event["call_id"]))
             self.calls[event["call_id"]] = ToolCall(
                 event["call_id"],
                 event.get("name", ""),
@@ -188,6 +194,8 @@ class RunFold:
             call.duration_ms = event.get("duration_ms")
         elif kind in ("approval_requested", "auto_approved", "plan_item_queued"):
             approval = Approval.from_json(event["approval"])
+            if approval.id not in self.approvals:
+                self.timeline.append(("approval", approval.id))
             record = self.approvals.setdefault(approval.id, ApprovalRecord(approval))
             record.status = event["approval"].get("status", "pending")
             if kind == "auto_approved":

@@ -22,7 +22,12 @@ from terax_jupyter.notebook.views import RunView, TextView
 
 if TYPE_CHECKING:
     from terax_jupyter.notebook.policy import Approval, Verdict
-    from terax_jupyter.notebook.results import AgentResult, RunFold
+    from terax_jupyter.notebook.results import (
+        AgentResult,
+        ApprovalRecord,
+        RunFold,
+        ToolCall,
+    )
 
 STATIC = Path(__file__).with_name("static")
 THROTTLE = 0.08  # seconds between two state updates while text streams
@@ -125,43 +130,27 @@ def state(
     waiting: set[str],
     result: AgentResult | None = None,
 ) -> dict[str, Any]:
-    """What the page shows, as JSON: the prompt, the streamed text of every step, the tool
-    cards, the approvals (``waiting`` ones get buttons) and the usage."""
-    steps = ["".join(parts) for parts in fold.steps] if fold else []
-    text = "\n\n".join(step for step in steps if step)
-    if result is not None and result.text and not text:
-        text = result.text
-    calls = []
+    """What the page shows, as JSON: the prompt; ``items``, the streamed text of each step, the
+    tool cards and the approvals (``waiting`` ones get buttons) in the order they came; the
+    cards and approvals by kind too; the usage."""
+    calls = {}
+    approvals = {}
+    items: list[dict[str, Any]] = []
     if fold is not None:
         for call in fold.calls.values():
-            if call.parent_call_id:
-                continue
-            calls.append(
-                {
-                    "id": call.id,
-                    "name": call.name,
-                    "target": _target(call.arguments),
-                    "status": call.status,
-                    "error": call.result[:300] if call.is_error else "",
-                }
-            )
-    approvals = []
-    if fold is not None:
+            if not call.parent_call_id:
+                calls[call.id] = _call_state(call)
         for record in fold.approvals.values():
-            approval = record.approval
-            approvals.append(
-                {
-                    "id": approval.id,
-                    "tool": approval.tool,
-                    "summary": approval.summary,
-                    "diff": approval.diff or "",
-                    "command": approval.command or "",
-                    "status": record.status,
-                    "by": record.by or "",
-                    "message": record.message or "",
-                    "waiting": approval.id in waiting and record.status == "pending",
-                }
-            )
+            approvals[record.approval.id] = _approval_state(record, waiting)
+        for kind, key in fold.timeline:
+            if kind == "text":
+                items.append({"kind": "text", "text": "".join(fold.steps[key])[-MAX_TEXT:]})
+            elif kind == "call" and key in calls:
+                items.append({"kind": "call", **calls[key]})
+            elif kind == "approval" and key in approvals:
+                items.append({"kind": "approval", **approvals[key]})
+    if result is not None and result.text and not any(i["kind"] == "text" for i in items):
+        items.append({"kind": "text", "text": result.text[-MAX_TEXT:]})  # events were missed
     usage = fold.usage if fold is not None else None
     return {
         "prompt": prompt,
@@ -170,15 +159,40 @@ def state(
         "status": status,
         "finish": fold.finish if fold is not None else None,
         "error": (fold.error or {}).get("message", "") if fold is not None else "",
-        "text": text[-MAX_TEXT:],
-        "calls": calls,
-        "approvals": approvals,
+        "items": items,
+        "calls": list(calls.values()),
+        "approvals": list(approvals.values()),
         "usage": {
             "input_tokens": usage.input_tokens if usage else 0,
             "output_tokens": usage.output_tokens if usage else 0,
             "cost": usage.cost if usage else None,
         },
         "files_changed": result.files_changed if result is not None else [],
+    }
+
+
+def _call_state(call: ToolCall) -> dict[str, Any]:
+    return {
+        "id": call.id,
+        "name": call.name,
+        "target": _target(call.arguments),
+        "status": call.status,
+        "error": call.result[:300] if call.is_error else "",
+    }
+
+
+def _approval_state(record: ApprovalRecord, waiting: set[str]) -> dict[str, Any]:
+    approval = record.approval
+    return {
+        "id": approval.id,
+        "tool": approval.tool,
+        "summary": approval.summary,
+        "diff": approval.diff or "",
+        "command": approval.command or "",
+        "status": record.status,
+        "by": record.by or "",
+        "message": record.message or "",
+        "waiting": approval.id in waiting and record.status == "pending",
     }
 
 

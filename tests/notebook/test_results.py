@@ -190,7 +190,11 @@ def test_the_widget_state_shows_the_run_and_offers_buttons_only_while_waiting() 
     shown = state(
         fold, prompt="Go", session={"id": "s1", "title": "Go"}, status="running", waiting={"p1"}
     )
-    assert shown["text"] == "Let me look."
+    assert [(i["kind"], i.get("text") or i.get("name") or i["tool"]) for i in shown["items"]] == [
+        ("text", "Let me look."),
+        ("call", "edit"),
+        ("approval", "edit"),
+    ]
     assert [(c["name"], c["target"], c["status"]) for c in shown["calls"]] == [
         ("edit", "a.py", "pending_approval")
     ]
@@ -202,6 +206,41 @@ def test_the_widget_state_shows_the_run_and_offers_buttons_only_while_waiting() 
         ("p1", "approved", False),
         ("p2", "denied", False),
     ]
-    assert shown["text"] == "Let me look.\n\nDone: edited a.py."
+    texts = [i["text"] for i in shown["items"] if i["kind"] == "text"]
+    assert texts == ["Let me look.", "Done: edited a.py."]  # a sub-agent's text is not shown
+    assert [i["kind"] for i in shown["items"]] == [
+        "text", "call", "approval", "call", "approval", "text"
+    ]  # fmt: skip
     assert shown["finish"] == "stop"
     assert shown["usage"]["input_tokens"] == 30
+
+
+def test_the_text_view_says_where_to_decide_and_who_decided() -> None:
+    import io
+
+    from terax_jupyter.notebook.policy import Approval
+
+    out = io.StringIO()
+    view = TextView(out)
+    approval = Approval.from_json(approval_json("p9", "bash_run", "c9", command="make test"))
+    view.waiting(approval, {"id": "s1", "title": "Fix the build"})
+    view.decided(approval, Verdict("deny", "headless", "Denied: nobody there."))
+    view.decided(approval, Verdict("approve", "rule", rule={"tool": "bash_run"}))
+    text = out.getvalue()
+    assert "Approval needed: bash_run it" in text
+    assert "$ make test" in text
+    assert "Terax AI panel (session 'Fix the build')" in text
+    assert "Denied by the headless rule: bash_run it\n  Denied: nobody there." in text
+    assert "Approved by the notebook's rule {'tool': 'bash_run'}: bash_run it" in text
+
+
+def test_websocket_urls_carry_no_token() -> None:
+    from terax_jupyter.client.discovery import ServerTarget
+    from terax_jupyter.notebook.connection import Connection
+
+    plain = Connection(ServerTarget("http://127.0.0.1:8888/user/a/", "secret", "test"))
+    assert plain.websocket_url("ai/sessions/x/events", {"after": 3}) == (
+        "ws://127.0.0.1:8888/user/a/terax/api/ai/sessions/x/events?after=3"
+    )
+    secure = Connection(ServerTarget("https://hub.example.org/user/a/", "secret", "test"))
+    assert secure.websocket_url("pty/t/stream").startswith("wss://hub.example.org/user/a/")

@@ -115,7 +115,7 @@ def test_the_agent_widget_streams_and_its_approve_button_works(
     view = panel.locator(".terax-nb-agent")
     expect(view).to_be_visible(timeout=60_000)
     # Streams: the first step's text shows while the run goes on.
-    expect(view.locator(".terax-nb-answer")).to_contain_text(
+    expect(view.locator(".terax-nb-items")).to_contain_text(
         "Let me read the entry point", timeout=TIMEOUT_MS
     )
     expect(view.locator(".terax-nb-call").first).to_contain_text("read_file")
@@ -130,7 +130,7 @@ def test_the_agent_widget_streams_and_its_approve_button_works(
     expect(approval.locator(".terax-nb-approval-status")).to_contain_text(
         "approved", timeout=TIMEOUT_MS
     )
-    expect(view.locator(".terax-nb-answer")).to_contain_text(
+    expect(view.locator(".terax-nb-items")).to_contain_text(
         "Renamed main to main_hello.", timeout=TIMEOUT_MS
     )
     expect(view).to_have_attribute("data-status", "finished", timeout=TIMEOUT_MS)

@@ -154,6 +154,18 @@ function render({ model, el }) {
     return card;
   }
 
+  function drawCall(call) {
+    const card = element("div", `terax-nb-call terax-nb-call-${call.status}`);
+    card.dataset.callId = call.id;
+    card.appendChild(element("span", "terax-nb-call-name", call.name));
+    card.appendChild(element("span", "terax-nb-call-target", call.target));
+    card.appendChild(
+      element("span", "terax-nb-call-status", STATUS_WORDS[call.status] || call.status),
+    );
+    if (call.error) card.appendChild(element("div", "terax-nb-error", call.error));
+    return card;
+  }
+
   function draw() {
     const state = model.get("state") || {};
     checkServer(state.session_id);
@@ -164,21 +176,17 @@ function render({ model, el }) {
     const status = state.status === "finished" ? state.finish || "finished" : state.status || "";
     header.appendChild(element("span", "terax-nb-status", status));
     root.appendChild(header);
-    const calls = element("div", "terax-nb-calls");
-    for (const call of state.calls || []) {
-      const card = element("div", `terax-nb-call terax-nb-call-${call.status}`);
-      card.dataset.callId = call.id;
-      card.appendChild(element("span", "terax-nb-call-name", call.name));
-      card.appendChild(element("span", "terax-nb-call-target", call.target));
-      card.appendChild(element("span", "terax-nb-call-status", STATUS_WORDS[call.status] || call.status));
-      if (call.error) card.appendChild(element("div", "terax-nb-error", call.error));
-      calls.appendChild(card);
+    const items = element("div", "terax-nb-items");
+    for (const item of state.items || []) {
+      if (item.kind === "text") {
+        items.appendChild(element("div", "terax-nb-text", item.text));
+      } else if (item.kind === "call") {
+        items.appendChild(drawCall(item));
+      } else if (item.kind === "approval") {
+        items.appendChild(drawApproval(item));
+      }
     }
-    root.appendChild(calls);
-    const approvals = element("div", "terax-nb-approvals");
-    for (const approval of state.approvals || []) approvals.appendChild(drawApproval(approval));
-    root.appendChild(approvals);
-    root.appendChild(element("div", "terax-nb-answer", state.text || ""));
+    root.appendChild(items);
     if (state.error) root.appendChild(element("div", "terax-nb-error", state.error));
     const usage = state.usage || {};
     let footer = `${usage.input_tokens || 0} in / ${usage.output_tokens || 0} out tokens`;
