@@ -257,17 +257,112 @@ print("JSON:" + json.dumps({
 """
 
 
+class Execution:
+    """One cell running in a LabKernel, in a thread: its printed text and widget states."""
+
+    def __init__(self, client: Any, code: str) -> None:
+        import threading
+
+        self.outputs: list[str] = []
+        self.views: list[dict[str, Any]] = []  # the agent widget's states, as a page gets them
+        self.done = threading.Event()
+
+        def run() -> None:
+            try:
+                client.execute_interactive(code, output_hook=self._hook, timeout=CELL_TIMEOUT)
+            finally:
+                self.done.set()
+
+        threading.Thread(target=run, daemon=True).start()
+
+    def _hook(self, message: dict[str, Any]) -> None:
+        kind, content = message["msg_type"], message["content"]
+        if kind == "stream":
+            self.outputs.append(content["text"])
+        elif kind == "error":
+            self.outputs.append(f"ERROR {content['ename']}: {content['evalue']}\n")
+        elif kind in ("comm_open", "comm_msg"):
+            state = (content.get("data") or {}).get("state") or {}
+            if isinstance(state.get("state"), dict):
+                self.views.append(state["state"])
+
+    @property
+    def text(self) -> str:
+        return "".join(self.outputs)
+
+    def wait_for(self, marker: str) -> str:
+        """The first printed line that starts with ``marker``."""
+        import time
+
+        deadline = time.monotonic() + CELL_TIMEOUT
+        while time.monotonic() < deadline:
+            for line in self.text.splitlines():
+                if line.startswith(marker):
+                    return line
+            assert not self.done.is_set(), self.text
+            time.sleep(0.1)
+        raise AssertionError(f"no {marker!r} in {self.text!r}")
+
+    def report(self) -> dict[str, Any]:
+        assert self.done.wait(CELL_TIMEOUT), self.text
+        return json.loads(self.wait_for("JSON:")[len("JSON:") :])  # type: ignore[no-any-return]
+
+
+class LabKernel:
+    """A kernel the live server started for a notebook, as Lab starts them (its parent is the
+    server; its execute requests allow stdin), driven over its connection file."""
+
+    def __init__(self, live: LiveTerax, path: str) -> None:
+        import httpx
+        from jupyter_client.blocking import BlockingKernelClient
+
+        self.live = live
+        self.headers = {"Authorization": f"token {live.token}"}
+        self.session = (
+            httpx.post(
+                live.url + "api/sessions",
+                headers=self.headers,
+                json={"path": path, "type": "notebook", "kernel": {"name": "python3"}},
+                timeout=60,
+            )
+            .raise_for_status()
+            .json()
+        )
+        kernel_id = self.session["kernel"]["id"]
+        self.client = BlockingKernelClient(
+            connection_file=str(live.runtime_dir / f"kernel-{kernel_id}.json")
+        )
+        self.client.load_connection_file()
+        self.client.start_channels()
+        self.client.wait_for_ready(timeout=60)
+
+    def execute(self, code: str) -> Execution:
+        return Execution(self.client, code)
+
+    def interrupt(self) -> None:
+        import httpx
+
+        kernel_id = self.session["kernel"]["id"]
+        httpx.post(
+            self.live.url + f"api/kernels/{kernel_id}/interrupt", headers=self.headers, timeout=30
+        ).raise_for_status()
+
+    def close(self) -> None:
+        import httpx
+
+        self.client.stop_channels()
+        httpx.delete(
+            self.live.url + f"api/sessions/{self.session['id']}", headers=self.headers, timeout=30
+        )
+
+
 def test_a_lab_kernel_finds_its_server_and_waits_for_a_person(
     live: LiveTerax, stub: ModelStub
 ) -> None:
     """A kernel the server started (as Lab starts them): found through JPY_PARENT_PID, and
     with no policy an approval waits until a person answers it (here through the REST call
     the AI panel makes)."""
-    import threading
     import time
-
-    import httpx
-    from jupyter_client.blocking import BlockingKernelClient
 
     stub.reset()
     stub.script(
@@ -279,73 +374,26 @@ def test_a_lab_kernel_finds_its_server_and_waits_for_a_person(
             turns.text("Said goodbye."),
         ]
     )
-    headers = {"Authorization": f"token {live.token}"}
-    created = (
-        httpx.post(
-            live.url + "api/sessions",
-            headers=headers,
-            json={"path": "notebooks/lab.ipynb", "type": "notebook", "kernel": {"name": "python3"}},
-            timeout=60,
-        )
-        .raise_for_status()
-        .json()
-    )
-    kernel_id = created["kernel"]["id"]
-    client = BlockingKernelClient(
-        connection_file=str(live.runtime_dir / f"kernel-{kernel_id}.json")
-    )
-    client.load_connection_file()
-    client.start_channels()
-    outputs: list[str] = []
-    done = threading.Event()
-
-    views: list[dict[str, Any]] = []  # the agent widget's states, as the page gets them
-
-    def hook(message: dict[str, Any]) -> None:
-        kind, content = message["msg_type"], message["content"]
-        if kind == "stream":
-            outputs.append(content["text"])
-        elif kind == "error":
-            outputs.append("ERROR " + content["evalue"])
-        elif kind in ("comm_open", "comm_msg"):
-            state = (content.get("data") or {}).get("state") or {}
-            if isinstance(state.get("state"), dict):
-                views.append(state["state"])
-
-    def run() -> None:
-        try:
-            client.execute_interactive(INTERACTIVE, output_hook=hook, timeout=CELL_TIMEOUT)
-        finally:
-            done.set()
-
+    kernel = LabKernel(live, "notebooks/lab.ipynb")
     try:
-        client.wait_for_ready(timeout=60)
-        worker = threading.Thread(target=run, daemon=True)
-        worker.start()
+        cell = kernel.execute(INTERACTIVE)
+        session_id = cell.wait_for("SESSION ").split()[1]
         api = live.api()
         approval = None
         deadline = time.monotonic() + CELL_TIMEOUT
-        while approval is None and time.monotonic() < deadline and not done.is_set():
-            session_ids = [
-                line.split()[1]
-                for line in "".join(outputs).splitlines()
-                if line.startswith("SESSION ")
-            ]
-            if session_ids:
-                pending = api.get(f"ai/sessions/{session_ids[0]}")["pending_approvals"]
-                approval = pending[0] if pending else None
+        while approval is None and time.monotonic() < deadline and not cell.done.is_set():
+            pending = api.get(f"ai/sessions/{session_id}")["pending_approvals"]
+            approval = pending[0] if pending else None
             time.sleep(0.2)
-        assert approval is not None, "".join(outputs)
+        assert approval is not None, cell.text
         time.sleep(0.5)  # still waiting: nothing decides for the person
         assert api.get(f"ai/approvals/{approval['id']}")["status"] == "pending"
         api.post(f"ai/approvals/{approval['id']}", {"decision": "approve"})
-        assert done.wait(CELL_TIMEOUT)
-        worker.join(5)
+        report = cell.report()
     finally:
-        client.stop_channels()
-        httpx.delete(live.url + f"api/sessions/{created['id']}", headers=headers, timeout=30)
-    text = "".join(outputs)
+        kernel.close()
     # A person at Lab gets the widget: the approval with its buttons, then the outcome.
+    views = cell.views
     waiting = [v for v in views if any(a["waiting"] for a in v.get("approvals", []))]
     assert waiting, views
     assert waiting[0]["approvals"][0]["tool"] == "edit"
@@ -353,9 +401,81 @@ def test_a_lab_kernel_finds_its_server_and_waits_for_a_person(
     assert views[-1]["status"] == "finished"
     assert views[-1]["approvals"][0]["status"] == "approved"
     assert views[-1]["files_changed"] == ["notes/todo.txt"]
-    report = next(json.loads(line[5:]) for line in text.splitlines() if line.startswith("JSON:"))
     assert report["source"] == f"the server that started this kernel (pid {live.process.pid})"
     assert report["files"] == ["notes/todo.txt"]
     assert report["approvals"] == [["edit", "approved", "person"]]
     assert report["text"] == "Said goodbye."
     assert (live.root / "notes" / "todo.txt").read_text().startswith("bye\n")
+
+
+INTERRUPTED_COMMAND = """
+import json, time
+import terax_jupyter.notebook as terax
+term = terax.terminal()
+print("READY", flush=True)
+try:
+    term.run("sleep 30; echo $((6*7))done", timeout=120)
+except KeyboardInterrupt:
+    for _ in range(50):
+        last = term.blocks()[-1]
+        if not last["running"]:
+            break
+        time.sleep(0.1)
+    print("JSON:" + json.dumps({"exit": last["exit_code"], "running": last["running"],
+                                "output": term.output(5)}))
+term.close()
+"""
+
+INTERRUPTED_AGENT = """
+import json, time
+import terax_jupyter.notebook as terax
+agent = terax.agent(display=False)
+print("ASKING " + agent.session_id, flush=True)
+try:
+    agent.ask("Take your time.")
+except KeyboardInterrupt:
+    for _ in range(50):
+        session = agent.refresh()
+        if not session["running"]:
+            break
+        time.sleep(0.1)
+    print("JSON:" + json.dumps({"running": session["running"]}))
+"""
+
+
+def test_interrupting_the_kernel_interrupts_the_command_and_cancels_the_run(
+    live: LiveTerax, stub: ModelStub
+) -> None:
+    import time
+
+    stub.reset()
+    stub.script([turns.slow(turns.text("slowly " * 40, chunk=7), 0.25)])  # about 10 s
+    kernel = LabKernel(live, "notebooks/interrupt.ipynb")
+    try:
+        cell = kernel.execute(INTERRUPTED_COMMAND)
+        cell.wait_for("READY")
+        time.sleep(1.5)  # the command is running
+        kernel.interrupt()
+        command = cell.report()
+
+        cell = kernel.execute(INTERRUPTED_AGENT)
+        session_id = cell.wait_for("ASKING ").split()[1]
+        api = live.api()
+        deadline = time.monotonic() + CELL_TIMEOUT
+        while not api.get(f"ai/sessions/{session_id}")["running"]:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        time.sleep(1)  # the answer is streaming
+        started = time.monotonic()
+        kernel.interrupt()
+        agent = cell.report()
+        took = time.monotonic() - started
+    finally:
+        kernel.close()
+    assert command["running"] is False
+    assert command["exit"] == 130  # SIGINT, from Ctrl-C on the terminal
+    assert "42done" not in command["output"]
+    assert agent == {"running": False}
+    assert took < 6  # cancelled on the server, not streamed to the end
+    messages = api.get(f"ai/sessions/{session_id}/messages")["messages"]
+    assert (messages[-1]["role"], messages[-1]["status"]) == ("assistant", "cut")

@@ -107,7 +107,7 @@ function render({ model, el }) {
       card.appendChild(element("pre", "terax-nb-command", `$ ${approval.command}`));
     } else if (approval.diff) {
       const diff = element("pre", "terax-nb-diff");
-      for (const line of approval.diff.split("\n")) {
+      for (const line of approval.diff.replace(/\n$/, "").split("\n")) {
         let kind = "";
         if (line.startsWith("+") && !line.startsWith("+++")) kind = "terax-nb-added";
         else if (line.startsWith("-") && !line.startsWith("---")) kind = "terax-nb-removed";
