@@ -244,3 +244,17 @@ def test_websocket_urls_carry_no_token() -> None:
     )
     secure = Connection(ServerTarget("https://hub.example.org/user/a/", "secret", "test"))
     assert secure.websocket_url("pty/t/stream").startswith("wss://hub.example.org/user/a/")
+
+
+def test_the_terminal_view_says_what_is_missing(tmp_path: Any, monkeypatch: Any) -> None:
+    from terax_jupyter.notebook import terminal_view
+
+    monkeypatch.setattr(terminal_view, "VENDOR", tmp_path)
+    with pytest.raises(terminal_view.ViewUnavailable, match="jlpm build"):
+        terminal_view._module()
+    (tmp_path / "xterm.mjs").write_text("export { X as Terminal };")
+    (tmp_path / "xterm.css").write_text(".xterm {}")
+    script, css = terminal_view._module()
+    assert script.startswith('const XTERM_SOURCE = "export { X as Terminal };";\n')
+    assert "export default { render }" in script
+    assert css.startswith(".xterm {}")
