@@ -93,6 +93,21 @@ def artifact_name(request: pytest.FixtureRequest, suffix: str = "") -> Path:
     return ARTIFACTS / f"{name}{suffix}.png"
 
 
+def wait_for_reloaded(page: Page, command: str) -> None:
+    """Lab is up again after a reload: this extension's ``command`` is there, the shell restored.
+
+    The splash can be gone before Lab has even started (it is drawn by a script), so the
+    command is what tells that the extension has loaded.
+    """
+    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=READY_TIMEOUT_MS)
+    page.wait_for_function(
+        "command => window.jupyterapp && window.jupyterapp.commands.hasCommand(command)",
+        arg=command,
+        timeout=READY_TIMEOUT_MS,
+    )
+    page.evaluate("() => window.jupyterapp.restored")
+
+
 def wait_for_lab(page: Page) -> None:
     """Wait until Lab's shell is restored and this extension's panel is in the sidebar."""
     page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=READY_TIMEOUT_MS)

@@ -16,7 +16,14 @@ from playwright.sync_api import expect
 
 from tests.services.git.history_fixtures import fast_import, random_dag
 
-from .helpers import DARK, LIGHT, READY_TIMEOUT_MS, artifact_name, change_theme, write
+from .helpers import (
+    DARK,
+    LIGHT,
+    artifact_name,
+    change_theme,
+    wait_for_reloaded,
+    write,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -479,12 +486,7 @@ def test_history_tab_comes_back_after_a_reload(
         time.sleep(0.2)
 
     page.goto(f"{lab.url}lab?token={lab.token}")
-    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=READY_TIMEOUT_MS)
-    page.wait_for_function(
-        "() => window.jupyterapp && window.jupyterapp.commands.hasCommand('terax:git-history')",
-        timeout=READY_TIMEOUT_MS,
-    )
-    page.evaluate("() => window.jupyterapp.restored")
+    wait_for_reloaded(page, "terax:git-history")
     tab = page.locator("#jp-main-dock-panel .lm-TabBar-tab", has_text=f"History: {repo.name}")
     expect(tab).to_have_count(1, timeout=TIMEOUT_MS)
     expect(history).to_be_visible(timeout=TIMEOUT_MS)

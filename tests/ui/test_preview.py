@@ -14,7 +14,14 @@ import psutil
 import pytest
 from playwright.sync_api import expect
 
-from .helpers import DARK, LIGHT, READY_TIMEOUT_MS, artifact_name, change_theme, write
+from .helpers import (
+    DARK,
+    LIGHT,
+    artifact_name,
+    change_theme,
+    wait_for_reloaded,
+    write,
+)
 from .terminal_helpers import START_TIMEOUT_MS, open_terminal, run
 
 if TYPE_CHECKING:
@@ -288,8 +295,7 @@ def test_command_link_click_and_restore(
         assert time.monotonic() < deadline, "the preview never reached the workspace"
         time.sleep(0.2)
     page.goto(f"{lab.url}lab?token={lab.token}")
-    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=READY_TIMEOUT_MS)
-    page.evaluate("() => window.jupyterapp.restored")
+    wait_for_reloaded(page, "terax:open-preview")
     expect(page.locator(TAB)).to_have_count(1, timeout=START_TIMEOUT_MS)
     expect(page.locator(ADDRESS)).to_have_value(f"http://localhost:{port}/second.html#top")
     expect(frame(page).locator("#greeting")).to_have_text("The second page")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from playwright.sync_api import expect
 
-from .helpers import READY_TIMEOUT_MS, artifact_name, change_theme
+from .helpers import artifact_name, change_theme, wait_for_reloaded
 from .terminal_helpers import EDITOR, INPUT, PANE, START_TIMEOUT_MS, header, open_terminal, run
 
 if TYPE_CHECKING:
@@ -52,16 +52,6 @@ def find_in_terminal(page: Page, pane: Locator, text: str) -> str:
     page.keyboard.press("Escape")
     expect(find).to_be_hidden()
     return value
-
-
-def wait_for_restored(page: Page) -> None:
-    """Lab is up again after a reload (no launcher is focused: the terminal tab comes back)."""
-    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=READY_TIMEOUT_MS)
-    page.wait_for_function(
-        "() => window.jupyterapp && window.jupyterapp.commands.hasCommand('terax:new-terminal')",
-        timeout=READY_TIMEOUT_MS,
-    )
-    page.evaluate("() => window.jupyterapp.restored")
 
 
 def test_commands_become_blocks_with_exit_codes(
@@ -141,7 +131,7 @@ def test_reload_restores_the_tab_on_its_live_session(
         time.sleep(0.2)
 
     page.goto(f"{lab.url}lab?token={lab.token}")
-    wait_for_restored(page)
+    wait_for_reloaded(page, "terax:new-terminal")
     restored = page.locator(PANE)
     expect(restored).to_have_count(1, timeout=START_TIMEOUT_MS)
     expect(restored).to_have_attribute("data-session-id", session or "")
