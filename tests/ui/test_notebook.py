@@ -14,7 +14,8 @@ from playwright.sync_api import expect
 from terax_jupyter.testing.model_stub import slow, text, tool_call
 
 from .ai_helpers import TIMEOUT_MS
-from .helpers import write
+from .helpers import artifact_name, write
+from .terminal_helpers import PANE, run
 
 if TYPE_CHECKING:
     from playwright.sync_api import Locator, Page
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
     from .conftest import LabServer
 
 pytestmark = pytest.mark.ui
+
+BLOCK_HEADER = ".jp-TeraxBlock-header"
 
 CELL = """\
 import terax_jupyter.notebook as terax
@@ -153,7 +156,9 @@ TERMINAL_CELLS = [
 ]
 
 
-def test_the_terminal_view_shows_commands_and_takes_keys(page: Page, lab: LabServer) -> None:
+def test_the_terminal_view_shows_commands_and_takes_keys(
+    page: Page, lab: LabServer, request: pytest.FixtureRequest
+) -> None:
     book = json.loads(notebook(""))
     book["cells"] = [
         {**book["cells"][0], "id": f"cell-{n}", "source": source}
@@ -174,3 +179,15 @@ def test_the_terminal_view_shows_commands_and_takes_keys(page: Page, lab: LabSer
     page.keyboard.type("echo typed-$((1+1))")
     page.keyboard.press("Enter")
     expect(rows).to_contain_text("typed-2", timeout=TIMEOUT_MS)
+    page.screenshot(path=artifact_name(request, "-view"))
+
+    # The same session opens in a Lab terminal tab, with what the view showed.
+    view.get_by_role("button", name="Open in a terminal tab").click()
+    typed = page.locator(f"{BLOCK_HEADER}[data-command={json.dumps('echo typed-$((1+1))')}]")
+    pane = page.locator(PANE).filter(has=typed)
+    expect(pane).to_have_count(1, timeout=TIMEOUT_MS)
+    run(page, pane, "echo from-the-tab")
+    expect(page.locator(f"{BLOCK_HEADER}[data-command='echo from-the-tab']")).to_be_visible()
+    # ...and the view, drawn again once its notebook shows, has it too.
+    page.locator("#jp-main-dock-panel .lm-TabBar-tab", has_text="terminal.ipynb").click()
+    expect(rows).to_contain_text("from-the-tab", timeout=TIMEOUT_MS)

@@ -71,6 +71,11 @@ export namespace CommandIDs {
 }
 
 const PLUGIN_ID = 'terax-jupyter:terminal';
+/**
+ * A DOM event asking Lab to open a terminal session in a tab: the notebook's terminal view
+ * (an anywidget, which cannot reach Lab's commands) sends it with `{ sessionId }`.
+ */
+const OPEN_SESSION_EVENT = 'terax:open-terminal-session';
 const NAMESPACE = 'terax-terminal';
 
 const DEFAULT_CONFIG: ITerminalConfig & {
@@ -411,6 +416,18 @@ export const terminalPlugin: JupyterFrontEndPlugin<ITeraxTerminals> = {
         shell.activateById(panel.id);
         return panel;
       }
+    });
+
+    // Handled here, the event is cancelled, so its sender knows that Lab has opened the tab.
+    document.addEventListener(OPEN_SESSION_EVENT, event => {
+      const detail = (event as CustomEvent<{ sessionId?: unknown }>).detail;
+      if (typeof detail?.sessionId !== 'string' || !detail.sessionId) {
+        return;
+      }
+      event.preventDefault();
+      void commands.execute(CommandIDs.attachTerminal, {
+        sessionId: detail.sessionId
+      });
     });
 
     const paneCommand = (

@@ -47,6 +47,17 @@ function cssColor(name, fallback) {
   return value || fallback;
 }
 
+// Lab's Terax extension answers this event by opening the session in a terminal tab.
+const OPEN_SESSION_EVENT = "terax:open-terminal-session";
+
+function openInTab(sessionId) {
+  const event = new CustomEvent(OPEN_SESSION_EVENT, {
+    detail: { sessionId },
+    cancelable: true,
+  });
+  return !document.dispatchEvent(event);
+}
+
 async function render({ model, el }) {
   const root = document.createElement("div");
   root.className = "terax-nb-terminal";
@@ -54,7 +65,20 @@ async function render({ model, el }) {
   status.className = "terax-nb-terminal-status";
   const screen = document.createElement("div");
   screen.className = "terax-nb-terminal-screen";
-  root.append(screen, status);
+  const open = document.createElement("button");
+  open.className = "terax-nb-terminal-open jp-mod-styled";
+  open.textContent = "Open in a terminal tab";
+  open.title = "Open this session in a Terax terminal tab of JupyterLab";
+  open.onclick = () => {
+    if (!openInTab(model.get("session_id"))) {
+      status.textContent =
+        "Only JupyterLab with Terax opens terminal tabs; there, use 'Attach to Running Terminal…'.";
+    }
+  };
+  const bar = document.createElement("div");
+  bar.className = "terax-nb-terminal-bar";
+  bar.append(status, open);
+  root.append(screen, bar);
   el.appendChild(root);
   const { Terminal } = await loadXterm();
   const term = new Terminal({
