@@ -12,7 +12,8 @@ transport alone), and terminado's JSON messages. Measured side by side in one ru
 
 1. throughput: a base64 flood and a 100 MB mixed text file (code, prose, ANSI colours, long
    lines, unicode) printed with ``cat``; MB/s at the client against a plain PTY read loop in
-   this process (the same command, no server), and the server's CPU per MB;
+   this process (the same command, no server) and against a bare forwarder (a process that
+   only reads the PTY and writes to a loopback socket read here), and the server's CPU per MB;
 2. keystroke echo latency (one key at a time to ``cat``, waiting for each echo);
 3. Ctrl-C during an endless flood, with a client that reads at about 5 MB/s: time until the
    prompt shows, and the bytes that arrive after the Ctrl-C;
@@ -34,8 +35,10 @@ import json
 import os
 import random
 import shutil
+import socket
 import statistics
 import struct
+import subprocess
 import sys
 import tempfile
 import termios
@@ -514,6 +517,8 @@ def ratio(value: float, reference: float) -> str:
     return f"{value / reference:.2f}x" if reference else ""
 
 
+FORWARDER_PATH = "bare forwarder"
+
 # -- 1. throughput -----------------------------------------------------------------------------
 
 
@@ -556,6 +561,55 @@ def plain_pty(command: str, env: dict[str, str]) -> Run:
     return Run(elapsed, size, time.process_time() - cpu)
 
 
+# The thinnest forwarder there is: a process that reads the PTY with blocking reads and writes
+# each read to a loopback socket, nothing else. Like the servers, it hands the bytes to another
+# process (this one), so it shows what that hand-over alone costs on this machine.
+FORWARDER = """\
+import os, resource, socket, sys
+from ptyprocess import PtyProcess
+port, command, columns, rows = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+sock = socket.create_connection(("127.0.0.1", int(port)))
+process = PtyProcess.spawn(["/bin/bash", "-c", command], dimensions=(rows, columns))
+while True:
+    try:
+        data = os.read(process.fd, 65536)
+    except OSError:
+        break
+    if not data:
+        break
+    sock.sendall(data)
+sock.close()
+process.close(force=True)
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print(usage.ru_utime + usage.ru_stime)
+"""
+
+
+def bare_forwarder(command: str, env: dict[str, str]) -> Run:
+    """The command on a PTY in a forwarder process, its output received here from a socket."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        port = listener.getsockname()[1]
+        started = time.perf_counter()
+        forwarder = subprocess.Popen(
+            [sys.executable, "-c", FORWARDER, str(port), command, str(COLUMNS), str(ROWS)],
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        connection, _ = listener.accept()
+    cpu = time.process_time()
+    size = 0
+    with connection:
+        while data := connection.recv(1 << 20):
+            size += len(data)
+    elapsed = time.perf_counter() - started
+    client_cpu = time.process_time() - cpu
+    out, _ = forwarder.communicate(timeout=60)
+    return Run(elapsed, size, float(out.strip() or 0), client_cpu)
+
+
 async def through_server(client: Client, command: str) -> Run:
     server = client.server
     cpu, own = server.cpu(), time.process_time()
@@ -588,13 +642,15 @@ async def bench_throughput(
     )
     clients = [await open_client(kind, server) for kind in SERVER_PATHS]
     samples: dict[str, dict[str, list[Run]]] = {
-        name: {"plain": [], **{client.name: [] for client in clients}} for name, _ in workloads
+        name: {"plain": [], FORWARDER_PATH: [], **{client.name: [] for client in clients}}
+        for name, _ in workloads
     }
     try:
         for number in range(runs):
             for name, command in workloads:
                 # Round-robin: a busy moment on the machine slows every path alike.
                 samples[name]["plain"].append(plain_pty(command, env))
+                samples[name][FORWARDER_PATH].append(bare_forwarder(command, env))
                 for client in clients:
                     samples[name][client.name].append(await through_server(client, command))
                 line = ", ".join(
@@ -615,9 +671,10 @@ async def bench_throughput(
                 statistics.median(r.client_cpu for r in values),
             )
         plain, terax, terminado = (medians[name][p] for p in ("plain", "Terax", "terminado"))
+        forwarder = medians[name][FORWARDER_PATH]
         for path, run in medians[name].items():
             label = "plain PTY read loop (no server)" if path == "plain" else path
-            cpu_note = "this process" if path == "plain" else "server"
+            cpu_note = {"plain": "this process", FORWARDER_PATH: "forwarder"}.get(path, "server")
             report.row(
                 section,
                 name,
@@ -633,7 +690,8 @@ async def bench_throughput(
         report.goal(
             f"{name}: Terax >= 0.9x the plain PTY read rate",
             terax.rate >= 0.9 * plain.rate,
-            f"{terax.rate / plain.rate:.2f}x ({terax.rate:.1f} / {plain.rate:.1f} MB/s)",
+            f"{terax.rate / plain.rate:.2f}x ({terax.rate:.1f} / {plain.rate:.1f} MB/s; "
+            f"the bare forwarder {forwarder.rate / plain.rate:.2f}x)",
         )
         report.goal(
             f"{name}: Terax >= 2.5x terminado",
@@ -644,11 +702,15 @@ async def bench_throughput(
             f"{name}: Terax server CPU per MB <= 1/3 of terminado's",
             terax.cpu_per_mb <= terminado.cpu_per_mb / 3,
             f"{terax.cpu_per_mb / terminado.cpu_per_mb:.2f}x "
-            f"({terax.cpu_per_mb * 1000:.1f} / {terminado.cpu_per_mb * 1000:.1f} ms per MB)",
+            f"({terax.cpu_per_mb * 1000:.1f} / {terminado.cpu_per_mb * 1000:.1f} ms per MB; "
+            f"the plain loop alone {plain.cpu_per_mb * 1000:.1f})",
         )
     section.notes.append(
         f"MB = 10^6 bytes as the client received them; {runs} run(s) per path, round-robin. "
-        "Time from sending the command line to the end marker printed after it."
+        "Time from sending the command line to the end marker printed after it. The "
+        f"{FORWARDER_PATH} reads the PTY with blocking reads and writes each read to a loopback "
+        "socket that this process reads with a plain recv loop: the least a server can do to "
+        "hand the bytes to another process."
     )
     return medians
 
