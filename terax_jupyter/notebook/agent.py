@@ -114,13 +114,14 @@ class Agent:
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
             while True:
+                # Checked on every item too: a steady stream of events must not outlast it.
+                if deadline is not None and time.monotonic() > deadline:
+                    raise TimeoutError(
+                        f"The agent did not finish within {timeout:g} s; its run was cancelled."
+                    )
                 try:
                     item = items.get(timeout=0.2)
                 except queue.Empty:
-                    if deadline is not None and time.monotonic() > deadline:
-                        raise TimeoutError(
-                            f"The agent did not finish within {timeout:g} s; its run was cancelled."
-                        ) from None
                     continue
                 if item is _END:
                     break
@@ -180,7 +181,12 @@ class Agent:
                         await background.wait(self._post_verdict(approval, verdict))
 
         try:
-            await asyncio.wait_for(consume(), timeout)
+            try:
+                await asyncio.wait_for(consume(), timeout)
+            except asyncio.TimeoutError:
+                raise TimeoutError(
+                    f"The agent did not finish within {timeout:g} s; its run was cancelled."
+                ) from None
             stored = await follow
         except BaseException:
             follow.cancel()

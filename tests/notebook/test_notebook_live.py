@@ -479,3 +479,41 @@ def test_interrupting_the_kernel_interrupts_the_command_and_cancels_the_run(
     assert took < 6  # cancelled on the server, not streamed to the end
     messages = api.get(f"ai/sessions/{session_id}/messages")["messages"]
     assert (messages[-1]["role"], messages[-1]["status"]) == ("assistant", "cut")
+
+
+def test_a_timeout_cancels_a_run_whose_events_keep_coming(
+    live: LiveTerax, stub: ModelStub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Outside a kernel too: plain Python given the server's address."""
+    import asyncio
+    import time
+
+    import terax_jupyter.notebook as terax
+
+    monkeypatch.setenv("TERAX_HEADLESS", "1")
+    stub.reset()
+    # An event every 50 ms for about 20 s: never a quiet moment in which to notice the time.
+    stub.script([turns.slow(turns.text("busy " * 400, chunk=5), 0.05)])
+    agent = terax.agent(url=live.url, token=live.token, display=False)
+    started = time.monotonic()
+    with pytest.raises(TimeoutError, match="did not finish within 1 s; its run was cancelled"):
+        agent.ask("Keep talking", timeout=1)
+    assert time.monotonic() - started < 6
+    api = live.api()
+    deadline = time.monotonic() + 10
+    while api.get(f"ai/sessions/{agent.session_id}")["running"]:
+        assert time.monotonic() < deadline, "the run went on after the timeout"
+        time.sleep(0.1)
+    messages = api.get(f"ai/sessions/{agent.session_id}/messages")["messages"]
+    assert (messages[-1]["role"], messages[-1]["status"]) == ("assistant", "cut")
+
+    # The same with ask_async.
+    stub.script([turns.slow(turns.text("busy " * 400, chunk=5), 0.05)])
+    started = time.monotonic()
+    with pytest.raises(TimeoutError, match="did not finish within 1 s; its run was cancelled"):
+        asyncio.run(agent.ask_async("Keep talking, asynchronously", timeout=1))
+    assert time.monotonic() - started < 6
+    deadline = time.monotonic() + 10
+    while api.get(f"ai/sessions/{agent.session_id}")["running"]:
+        assert time.monotonic() < deadline, "the run went on after the timeout"
+        time.sleep(0.1)
