@@ -5,16 +5,9 @@ No input may cause a 5xx, and every response must be one the document describes.
 
 from __future__ import annotations
 
-import os
-import secrets
-import socket
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from collections import Counter
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -28,8 +21,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-import terax_jupyter
 from terax_jupyter.pytest_plugin import BASE_URLS
+from tests.live_server import LiveTerax, start_live_server
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -37,7 +30,6 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.live
 
-PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(terax_jupyter.__file__)))
 WEBSOCKET_PATH = "/terax/api/fs/watch"
 # The preview proxy answers whatever the previewed server answers (and 502 when nothing
 # listens): it is no API to hold to the document. tests/services/preview fuzzes its refusals.
@@ -56,27 +48,6 @@ CHECKS = [
 EXAMPLES = {GenerationMode.POSITIVE: 25, GenerationMode.NEGATIVE: 15}
 
 
-@dataclass
-class LiveServer:
-    url: str  # with the base URL, no trailing slash
-    token: str
-    log: Path
-    process: subprocess.Popen[bytes]
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"token {self.token}"}
-
-    def log_tail(self) -> str:
-        return self.log.read_text(errors="replace")[-4000:]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def sample_project(root: Path) -> None:
     files = {
         "src/app.py": "def main():\n    print('hello terax')\n",
@@ -93,84 +64,17 @@ def sample_project(root: Path) -> None:
 @pytest.fixture(scope="module", params=BASE_URLS, ids=["root", "hub"])
 def live_server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[LiveServer]:
-    base_url = str(request.param)
+) -> Iterator[LiveTerax]:
     home = tmp_path_factory.mktemp("fuzz-home")
     root = home / "workspace"
     root.mkdir()
     sample_project(root)
-    port, token = free_port(), secrets.token_hex(16)
-    environment = {
-        key: value for key, value in os.environ.items() if not key.startswith(("JUPYTER", "PYTHON"))
-    }
-    environment.update(
-        HOME=str(home),
-        PYTHONPATH=PROJECT,
-        JUPYTER_NO_CONFIG="1",
-        JUPYTER_CONFIG_DIR=str(home / "config"),
-        JUPYTER_DATA_DIR=str(home / "data"),
-        JUPYTER_RUNTIME_DIR=str(home / "runtime"),
-        JUPYTER_PATH=str(home / "share"),
-    )
-    arguments = [
-        sys.executable,
-        "-m",
-        "jupyter_server",
-        "--ServerApp.jpserver_extensions={'terax_jupyter': True}",
-        f"--IdentityProvider.token={token}",
-        "--ServerApp.ip=127.0.0.1",
-        f"--ServerApp.port={port}",
-        "--ServerApp.port_retries=0",
-        f"--ServerApp.root_dir={root}",
-        f"--ServerApp.base_url={base_url}",
-        "--ServerApp.open_browser=False",
-        "--allow-root",
-        # Fuzzed paths must stay inside the sample workspace: no adding real folders as roots.
-        "--TeraxApp.allow_user_roots=False",
-        # Fuzzed keys go to a file in the temporary data dir, never a developer's keychain.
-        "--SecretsManager.backend=file",
-    ]
-    log = home / "server.log"
-    with log.open("wb") as output:
-        process = subprocess.Popen(
-            arguments,
-            cwd=root,
-            env=environment,
-            stdin=subprocess.DEVNULL,
-            stdout=output,
-            stderr=output,
-        )
-    server = LiveServer(f"http://127.0.0.1:{port}{base_url.rstrip('/')}", token, log, process)
-    try:
-        wait_until_ready(server)
-        yield server
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+    server = start_live_server(home, root, str(request.param))
+    yield server
+    server.stop()
 
 
-def wait_until_ready(server: LiveServer, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    request = urllib.request.Request(server.url + "/terax/api/info", headers=server.headers)
-    while True:
-        if server.process.poll() is not None:
-            raise RuntimeError(f"the server exited:\n{server.log_tail()}")
-        try:
-            with urllib.request.urlopen(request, timeout=5) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError):
-            pass
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"the server did not start:\n{server.log_tail()}")
-        time.sleep(0.2)
-
-
-def fuzz(operation: Any, server: LiveServer, mode: GenerationMode, examples: int) -> Counter[int]:
+def fuzz(operation: Any, server: LiveTerax, mode: GenerationMode, examples: int) -> Counter[int]:
     """Run one operation's generated cases; a server error fails with the shrunk case."""
     statuses: Counter[int] = Counter()
 
@@ -186,7 +90,7 @@ def fuzz(operation: Any, server: LiveServer, mode: GenerationMode, examples: int
     def run(case: Any) -> None:
         # Negative cases may mangle the token header; the fuzzing is of the API behind it.
         case.headers = {**(case.headers or {}), **server.headers}
-        response = case.call(base_url=server.url, timeout=30)
+        response = case.call(base_url=server.url.rstrip("/"), timeout=30)
         statuses[response.status_code] += 1
         case.validate_response(response, checks=CHECKS)
 
@@ -195,9 +99,9 @@ def fuzz(operation: Any, server: LiveServer, mode: GenerationMode, examples: int
 
 
 @pytest.mark.parametrize("mode", list(GenerationMode), ids=str)
-def test_no_server_errors(live_server: LiveServer, mode: GenerationMode) -> None:
+def test_no_server_errors(live_server: LiveTerax, mode: GenerationMode) -> None:
     schema = schemathesis.openapi.from_url(
-        live_server.url + "/terax/api/openapi.json", headers=live_server.headers
+        live_server.url + "terax/api/openapi.json", headers=live_server.headers
     )
     operations = [result.ok() for result in schema.get_all_operations()]
     labels = {operation.label for operation in operations}
@@ -225,8 +129,8 @@ def test_no_server_errors(live_server: LiveServer, mode: GenerationMode) -> None
     assert len(succeeded) >= 6, statuses
 
 
-def test_unauthenticated_fuzz_target_refuses(live_server: LiveServer) -> None:
-    request = urllib.request.Request(live_server.url + "/terax/api/openapi.json")
+def test_unauthenticated_fuzz_target_refuses(live_server: LiveTerax) -> None:
+    request = urllib.request.Request(live_server.url + "terax/api/openapi.json")
     with pytest.raises(urllib.error.HTTPError) as caught:
         urllib.request.urlopen(request, timeout=5)
     assert caught.value.code == 403

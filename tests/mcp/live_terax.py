@@ -5,80 +5,34 @@ prefix), and an MCP client session with a stdio server subprocess, usable from s
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import secrets
-import socket
 import subprocess
-import sys
 import threading
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-import terax_jupyter
-from terax_jupyter.client.api import SyncTeraxClient, TeraxAPIError
+from tests.live_server import (
+    PROJECT,
+    READY_TIMEOUT,
+    LiveTerax,
+    environment_for,
+    start_live_server,
+)
 
 if TYPE_CHECKING:
     from mcp_types import CallToolResult
 
-PROJECT = str(Path(terax_jupyter.__file__).resolve().parents[1])
+__all__ = ["PROJECT", "LiveTerax", "McpSession", "environment_for", "start_live_terax"]
+
 BASE_URL = "/user/alice/"
-READY_TIMEOUT = 60.0
 FILES = {
     "src/app.py": "def main():\n    print('hello terax')\n",
     "README.md": "# Demo\n\nA demo project for the MCP tests.\n",
     "notes/todo.txt": "".join(f"item {n}\n" for n in range(1, 31)),
     ".env": "API_TOKEN=never-read-me\n",
 }
-
-
-@dataclass
-class LiveTerax:
-    url: str  # the base URL, with the prefix and a trailing slash
-    token: str
-    root: Path
-    home: Path
-    runtime_dir: Path
-    process: subprocess.Popen[bytes]
-    log: Path
-
-    def environment(self, **extra: str) -> dict[str, str]:
-        """A subprocess environment that sees only this server's Jupyter folders."""
-        return environment_for(self.home, self.runtime_dir, **extra)
-
-    def api(self) -> SyncTeraxClient:
-        return SyncTeraxClient(self.url, self.token)
-
-    def log_tail(self) -> str:
-        return self.log.read_text(errors="replace")[-4000:]
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=10)
-
-
-def environment_for(home: Path, runtime_dir: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "TERAX"))}
-    env.update(
-        HOME=str(home),
-        PYTHONPATH=PROJECT,
-        JUPYTER_NO_CONFIG="1",
-        JUPYTER_CONFIG_DIR=str(home / "config"),
-        JUPYTER_DATA_DIR=str(home / "data"),
-        JUPYTER_RUNTIME_DIR=str(runtime_dir),
-        JUPYTER_PATH=str(home / "share"),
-    )
-    env.update(extra)
-    return env
 
 
 def _git(root: Path, *arguments: str) -> None:
@@ -90,15 +44,9 @@ def _git(root: Path, *arguments: str) -> None:
     )
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def start_live_terax(home: Path, config: dict[str, Any] | None = None) -> LiveTerax:
-    """A Terax server over a small git repository in ``home``/project, ready to answer;
-    ``config`` is more server configuration (``{"AiManager": {...}}``)."""
+    """A Terax server over a small git repository in ``home``/project, under the prefix,
+    ready to answer; ``config`` is more server configuration (``{"AiManager": {...}}``)."""
     root = home / "project"
     for relative, text in FILES.items():
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
@@ -106,64 +54,7 @@ def start_live_terax(home: Path, config: dict[str, Any] | None = None) -> LiveTe
     _git(root, "init", "-q", "-b", "main")
     _git(root, "add", "src", "README.md", "notes")
     _git(root, "commit", "-q", "-m", "start")
-    port, token = _free_port(), secrets.token_hex(16)
-    url = f"http://127.0.0.1:{port}{BASE_URL}"
-    arguments = [
-        sys.executable,
-        "-m",
-        "jupyter_server",
-        "--ServerApp.jpserver_extensions={'terax_jupyter': True}",
-        f"--IdentityProvider.token={token}",
-        "--ServerApp.ip=127.0.0.1",
-        f"--ServerApp.port={port}",
-        "--ServerApp.port_retries=0",
-        f"--ServerApp.root_dir={root}",
-        f"--ServerApp.base_url={BASE_URL}",
-        "--ServerApp.open_browser=False",
-        "--allow-root",
-        "--TeraxApp.allow_user_roots=False",
-        "--SecretsManager.backend=file",
-    ]
-    if config:
-        config_file = home / "terax_config.json"
-        config_file.write_text(json.dumps(config))
-        arguments.append(f"--config={config_file}")
-    log = home / "server.log"
-    environment = environment_for(home, home / "runtime")
-    with log.open("wb") as output:
-        process = subprocess.Popen(
-            arguments,
-            cwd=root,
-            env=environment,
-            stdin=subprocess.DEVNULL,
-            stdout=output,
-            stderr=output,
-        )
-    server = LiveTerax(url, token, root, home, home / "runtime", process, log)
-    try:
-        _wait_until_ready(server)
-    except BaseException:
-        server.stop()
-        raise
-    return server
-
-
-def _wait_until_ready(server: LiveTerax) -> None:
-    deadline = time.monotonic() + READY_TIMEOUT
-    with SyncTeraxClient(server.url, server.token, timeout=5) as client:
-        while True:
-            if server.process.poll() is not None:
-                raise RuntimeError(f"the server exited:\n{server.log_tail()}")
-            try:
-                client.get("info")
-                # The runtime file is written once the server listens; discovery reads it.
-                if any(server.runtime_dir.glob("jpserver-*.json")):
-                    return
-            except TeraxAPIError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the server did not start:\n{server.log_tail()}")
-            time.sleep(0.2)
+    return start_live_server(home, root, BASE_URL, config)
 
 
 class McpSession:

@@ -15,7 +15,8 @@ from nbclient import NotebookClient
 from terax_jupyter.notebook.policy import HEADLESS_NOTE
 from terax_jupyter.testing import model_stub as turns
 from terax_jupyter.testing.model_stub import ModelStub
-from tests.mcp.live_terax import PROJECT, LiveTerax, environment_for, start_live_terax
+from tests.live_server import PROJECT, LiveTerax, environment_for
+from tests.mcp.live_terax import start_live_terax
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
