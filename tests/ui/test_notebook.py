@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 from terax_jupyter.testing.model_stub import slow, text, tool_call
 
 from .ai_helpers import TIMEOUT_MS
-from .helpers import artifact_name, write
+from .helpers import DARK, LIGHT, artifact_name, change_theme, write
 from .terminal_helpers import PANE, run
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ def notebook(source: str) -> str:
 
 
 def test_the_agent_widget_streams_and_its_approve_button_works(
-    page: Page, lab: LabServer, model_stub: ModelStub
+    page: Page, lab: LabServer, model_stub: ModelStub, request: pytest.FixtureRequest
 ) -> None:
     target = lab.root / "src" / "app.py"
     before = target.read_text()
@@ -137,7 +137,12 @@ def test_the_agent_widget_streams_and_its_approve_button_works(
         "Renamed main to main_hello.", timeout=TIMEOUT_MS
     )
     expect(view).to_have_attribute("data-status", "finished", timeout=TIMEOUT_MS)
+    expect(view.locator(".terax-nb-status")).to_have_text("done")  # not the model's "stop"
     expect(view.locator(".terax-nb-footer")).to_contain_text("changed src/app.py")
+    page.screenshot(path=artifact_name(request, "-light"))
+    change_theme(page, DARK)
+    page.screenshot(path=artifact_name(request, "-dark"))
+    change_theme(page, LIGHT)
     expect(panel.locator(".jp-OutputArea-output").last).to_contain_text(
         re.compile(r"DONE \['src/app.py'\] \[\('edit', 'approved', 'person'\)\]"),
         timeout=TIMEOUT_MS,
@@ -180,6 +185,13 @@ def test_the_terminal_view_shows_commands_and_takes_keys(
     page.keyboard.press("Enter")
     expect(rows).to_contain_text("typed-2", timeout=TIMEOUT_MS)
     page.screenshot(path=artifact_name(request, "-view"))
+    # The view follows Lab's theme, as a terminal tab does.
+    light_text = rows.evaluate("e => getComputedStyle(e).color")
+    change_theme(page, DARK)
+    expect(rows).not_to_have_css("color", light_text)
+    page.screenshot(path=artifact_name(request, "-view-dark"))
+    change_theme(page, LIGHT)
+    expect(rows).to_have_css("color", light_text)
 
     # The same session opens in a Lab terminal tab, with what the view showed.
     view.get_by_role("button", name="Open in a terminal tab").click()

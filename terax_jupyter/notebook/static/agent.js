@@ -54,6 +54,15 @@ function element(tag, className, text) {
   return node;
 }
 
+// How a finished run ended (the run's finish reason), in words.
+const FINISH_WORDS = {
+  stop: "done",
+  length: "stopped at the output limit",
+  max_steps: "stopped at the step limit",
+  cancelled: "cancelled",
+  error: "failed",
+};
+
 const STATUS_WORDS = {
   running: "running",
   pending_approval: "waiting for approval",
@@ -173,7 +182,8 @@ function render({ model, el }) {
     root.dataset.status = state.status || "";
     const header = element("div", "terax-nb-header");
     header.appendChild(element("span", "terax-nb-prompt", state.prompt || ""));
-    const status = state.status === "finished" ? state.finish || "finished" : state.status || "";
+    const finish = state.finish ? FINISH_WORDS[state.finish] || state.finish : "done";
+    const status = state.status === "finished" ? finish : state.status || "";
     header.appendChild(element("span", "terax-nb-status", status));
     root.appendChild(header);
     const items = element("div", "terax-nb-items");

@@ -58,6 +58,14 @@ function openInTab(sessionId) {
   return !document.dispatchEvent(event);
 }
 
+function labTheme() {
+  return {
+    background: cssColor("--jp-layout-color0", "#ffffff"),
+    foreground: cssColor("--jp-ui-font-color0", "#000000"),
+    cursor: cssColor("--jp-ui-font-color0", "#000000"),
+  };
+}
+
 async function render({ model, el }) {
   const root = document.createElement("div");
   root.className = "terax-nb-terminal";
@@ -88,12 +96,19 @@ async function render({ model, el }) {
     scrollback: 5000,
     fontFamily: cssColor("--jp-code-font-family", "monospace"),
     fontSize: 13,
-    theme: {
-      background: cssColor("--jp-layout-color0", "#ffffff"),
-      foreground: cssColor("--jp-ui-font-color0", "#000000"),
-    },
+    theme: labTheme(),
   });
   term.open(screen);
+  // Lab's theme can change while the view shows: follow it, as a terminal tab does.
+  const themeWatch = new MutationObserver(() => {
+    requestAnimationFrame(() => {
+      term.options.theme = labTheme();
+    });
+  });
+  themeWatch.observe(document.body, {
+    attributes: true,
+    attributeFilter: ["data-jp-theme-name", "data-jp-theme-light"],
+  });
   let socket = null;
   let closed = false;
 
@@ -134,6 +149,7 @@ async function render({ model, el }) {
   connect();
   return () => {
     closed = true;
+    themeWatch.disconnect();
     input.dispose();
     if (socket) socket.close();
     term.dispose();
