@@ -13,6 +13,7 @@ from tornado import web
 
 from terax_jupyter.base import TeraxAPIHandler
 from terax_jupyter.exceptions import InvalidRequest, NotFound
+from terax_jupyter.services.browser.arguments import element_target, wait_condition
 
 AUTH_RESOURCE = "terax.browser"
 _WORKFLOW = r"(?P<workflow>[^/]+)"  # checked by the workflow store (400 with the rule)
@@ -132,10 +133,10 @@ class TabActionHandler(TeraxAPIHandler):
             elif action == "snapshot":
                 snapshot = await recording_tab.snapshot()
             elif action == "click":
-                target = _target(body)
+                target = element_target(body, reason="invalid_parameter")
                 snapshot = await recording_tab.click(target.pop("ref", None), **target)
             elif action == "type":
-                target = _target(body)
+                target = element_target(body, reason="invalid_parameter")
                 snapshot = await recording_tab.type(
                     target.pop("ref", None),
                     _text(body, "text", ""),
@@ -143,22 +144,8 @@ class TabActionHandler(TeraxAPIHandler):
                     **target,
                 )
             else:  # wait
-                condition = {
-                    k: body[k]
-                    for k in ("url_contains", "title_contains", "text_contains", "selector")
-                    if isinstance(body.get(k), str) and body[k]
-                }
-                if len(condition) != 1:
-                    raise InvalidRequest(
-                        "Give one of url_contains, title_contains, text_contains, selector.",
-                        reason="invalid_parameter",
-                    )
-                timeout = body.get("timeout", 10)
-                if not isinstance(timeout, int | float) or not 0 < timeout <= 60:
-                    raise InvalidRequest(
-                        "'timeout' is 1 to 60 seconds.", reason="invalid_parameter"
-                    )
-                snapshot = await recording_tab.wait(**condition, timeout=float(timeout))
+                condition, timeout = wait_condition(body, reason="invalid_parameter")
+                snapshot = await recording_tab.wait(**condition, timeout=timeout)
             recording = recording_tab.recording
             self.finish_json(
                 {
@@ -170,14 +157,6 @@ class TabActionHandler(TeraxAPIHandler):
                     "cacheable": recording.cacheable,
                 }
             )
-
-
-def _target(body: dict) -> dict[str, str]:
-    """The element of a click or type: ``ref``, or ``role`` and ``name``."""
-    target = {k: body[k] for k in ("ref", "role", "name") if k in body}
-    if not all(isinstance(v, str) for v in target.values()):
-        raise InvalidRequest("ref, role and name are text.", reason="invalid_parameter")
-    return target
 
 
 def _text(body: dict, name: str, default: str | None = None) -> str:

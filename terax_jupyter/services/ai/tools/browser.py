@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from terax_jupyter.exceptions import InvalidRequest, Unavailable
 from terax_jupyter.services.ai.tools.base import Proposal, Tool, ToolResult
 from terax_jupyter.services.ai.tools.files import bool_arg, for_model, int_arg, string_arg
+from terax_jupyter.services.browser.arguments import described, element_target, wait_condition
 
 if TYPE_CHECKING:
     from terax_jupyter.services.ai.tools.base import ToolContext
@@ -114,14 +115,6 @@ _TARGET: dict[str, Any] = {
 }
 
 
-def _target(arguments: dict[str, Any]) -> dict[str, Any]:
-    return {k: arguments[k] for k in ("ref", "role", "name") if k in arguments}
-
-
-def _described(target: dict[str, Any]) -> str:
-    return target.get("ref") or f"the {target.get('role')} {target.get('name')!r}"
-
-
 class BrowserClick(Tool):
     name: ClassVar[str] = "browser_click"
     description: ClassVar[str] = (
@@ -135,10 +128,10 @@ class BrowserClick(Tool):
     }
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
-        target = _target(arguments)
+        target = element_target(arguments, reason="invalid_argument")
         async with _browser(context).using(context.session_id) as tab:
             snapshot = await tab.click(target.pop("ref", None), **target)
-            return _result(context, tab, snapshot, f"Clicked {_described(arguments)}.")
+            return _result(context, tab, snapshot, f"Clicked {described(arguments)}.")
 
 
 class BrowserType(Tool):
@@ -161,14 +154,14 @@ class BrowserType(Tool):
     }
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
-        target = _target(arguments)
+        target = element_target(arguments, reason="invalid_argument")
         text = string_arg(arguments, "text", empty=True)
         input_name = arguments.get("input")
         async with _browser(context).using(context.session_id) as tab:
             snapshot = await tab.type(
                 target.pop("ref", None), text, input_name=input_name, **target
             )
-            return _result(context, tab, snapshot, f"Typed into {_described(arguments)}.")
+            return _result(context, tab, snapshot, f"Typed into {described(arguments)}.")
 
 
 class BrowserWait(Tool):
@@ -190,19 +183,9 @@ class BrowserWait(Tool):
     }
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
-        condition = {
-            k: arguments[k]
-            for k in ("url_contains", "title_contains", "text_contains", "selector")
-            if k in arguments
-        }
-        if len(condition) != 1:
-            raise InvalidRequest(
-                "Give exactly one of url_contains, title_contains, text_contains, selector.",
-                reason="invalid_argument",
-            )
-        timeout = int_arg(arguments, "timeout", default=10, minimum=1, maximum=60)
+        condition, timeout = wait_condition(arguments, reason="invalid_argument")
         async with _browser(context).using(context.session_id) as tab:
-            snapshot = await tab.wait(**condition, timeout=float(timeout or 10))
+            snapshot = await tab.wait(**condition, timeout=timeout)
             return _result(context, tab, snapshot, "The condition holds.")
 
 
