@@ -1,5 +1,6 @@
 """The server's own SQLite stores (AI sessions, browser replays): created 0600 before SQLite
-opens them, WAL, zeroed deletions, and one way of saying a store cannot be used."""
+opens them, WAL, zeroed deletions, schema migrations in one transaction, and one way of saying
+a store cannot be used."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ from terax_jupyter.exceptions import Unavailable
 from terax_jupyter.security.storage import create_private_store
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
+
+    # Takes a database at user_version n to n + 1.
+    Migration = Callable[[sqlite3.Connection], None]
 
 BUSY_TIMEOUT_MS = 5000
 
@@ -64,3 +68,38 @@ def database_unavailable(path: str, what: str, error: sqlite3.Error) -> Unavaila
             reason="store_corrupt",
         )
     return Unavailable(f"{what} failed: {text}.", reason="store_failed")
+
+
+def run_script(db: sqlite3.Connection, script: str) -> None:
+    """The statements of ``script`` one at a time: ``executescript()`` would COMMIT the open
+    transaction, and a migration and its user_version bump must be atomic."""
+    for statement in script.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def migrate_schema(db: sqlite3.Connection, migrations: Sequence[Migration], what: str) -> int:
+    """Bring the schema to ``len(migrations)`` in one transaction (``migrations[n]`` takes
+    user_version n to n + 1); returns the version found. A store written by a newer Terax is
+    refused, untouched."""
+    latest = len(migrations)
+    found = int(db.execute("PRAGMA user_version").fetchone()[0])
+    if found > latest:
+        raise Unavailable(
+            f"{what} was written by a newer Terax (schema {found}, this one knows {latest}); "
+            "upgrade terax-jupyter to open it.",
+            reason="store_too_new",
+        )
+    if found == latest:
+        return found
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for version in range(found, latest):
+            migrations[version](db)
+        # PRAGMA takes no parameters; the value is our own integer.
+        db.execute(f"PRAGMA user_version = {latest:d}")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return found

@@ -11,7 +11,12 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from terax_jupyter.exceptions import Conflict, InvalidRequest, NotFound, Unavailable
-from terax_jupyter.security.database import database_unavailable, open_private_database
+from terax_jupyter.security.database import (
+    database_unavailable,
+    migrate_schema,
+    open_private_database,
+    run_script,
+)
 from terax_jupyter.services.ai.providers.base import Message, ToolCall
 
 if TYPE_CHECKING:
@@ -144,16 +149,8 @@ CREATE TABLE file_reads (
 """
 
 
-def _script(db: sqlite3.Connection, script: str) -> None:
-    # executescript() would COMMIT the open transaction; one statement at a time keeps the
-    # migration and its user_version bump atomic.
-    for statement in script.split(";"):
-        if statement.strip():
-            db.execute(statement)
-
-
 def _to_1(db: sqlite3.Connection) -> None:
-    _script(db, _SCHEMA_1)
+    run_script(db, _SCHEMA_1)
 
 
 # MIGRATIONS[n] takes a database at user_version n to n + 1. Append; never edit one shipped.
@@ -162,27 +159,8 @@ assert len(MIGRATIONS) == SCHEMA_VERSION
 
 
 def migrate(db: sqlite3.Connection) -> int:
-    """Bring the schema to ``SCHEMA_VERSION`` in one transaction; returns the version found."""
-    found = int(db.execute("PRAGMA user_version").fetchone()[0])
-    if found > SCHEMA_VERSION:
-        raise Unavailable(
-            f"The AI session store was written by a newer Terax (schema {found}, this one "
-            f"knows {SCHEMA_VERSION}); upgrade terax-jupyter to open it.",
-            reason="store_too_new",
-        )
-    if found == SCHEMA_VERSION:
-        return found
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        for version in range(found, SCHEMA_VERSION):
-            MIGRATIONS[version](db)
-        # PRAGMA takes no parameters; the value is our own integer.
-        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    return found
+    """Bring the schema to ``SCHEMA_VERSION``; returns the version found."""
+    return migrate_schema(db, MIGRATIONS, "The AI session store")
 
 
 class AiStore:

@@ -18,7 +18,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from terax_jupyter.exceptions import AlreadyExists, InvalidRequest, NotFound, Unavailable
-from terax_jupyter.security.database import database_unavailable, open_private_database
+from terax_jupyter.security.database import (
+    database_unavailable,
+    migrate_schema,
+    open_private_database,
+    run_script,
+)
 from terax_jupyter.security.storage import create_private_append_only, private_directory
 from terax_jupyter.services.browser.ir import Recording
 from terax_jupyter.services.browser.policy import ReplayPolicy
@@ -64,9 +69,7 @@ CREATE TABLE workflows (
 
 
 def _to_1(db: sqlite3.Connection) -> None:
-    for statement in _SCHEMA_1.split(";"):
-        if statement.strip():
-            db.execute(statement)
+    run_script(db, _SCHEMA_1)
 
 
 # MIGRATIONS[n] takes a database at user_version n to n + 1. Append; never edit one shipped.
@@ -75,26 +78,8 @@ assert len(MIGRATIONS) == SCHEMA_VERSION
 
 
 def migrate(db: sqlite3.Connection) -> int:
-    """Bring the schema to ``SCHEMA_VERSION`` in one transaction; returns the version found."""
-    found = int(db.execute("PRAGMA user_version").fetchone()[0])
-    if found > SCHEMA_VERSION:
-        raise Unavailable(
-            f"The browser replay store was written by a newer Terax (schema {found}, this one "
-            f"knows {SCHEMA_VERSION}); upgrade terax-jupyter to open it.",
-            reason="store_too_new",
-        )
-    if found == SCHEMA_VERSION:
-        return found
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        for version in range(found, SCHEMA_VERSION):
-            MIGRATIONS[version](db)
-        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    return found
+    """Bring the schema to ``SCHEMA_VERSION``; returns the version found."""
+    return migrate_schema(db, MIGRATIONS, "The browser replay store")
 
 
 @dataclass(frozen=True)
