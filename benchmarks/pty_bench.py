@@ -90,6 +90,7 @@ while True:
     written += os.write(1, chunk)
 """
 COLUMNS, ROWS = 120, 40
+RECENT = 400  # bytes of recent output a client keeps for error messages
 
 
 # -- the mixed text file -----------------------------------------------------------------------
@@ -290,6 +291,7 @@ class Client(abc.ABC):
         self.server = server
         self.connection: WebSocketClientConnection | None = None
         self._leftover = b""
+        self.recent = b""  # the last output received, for a message when a wait times out
 
     @abc.abstractmethod
     async def open(self) -> None: ...
@@ -302,7 +304,10 @@ class Client(abc.ABC):
         if self._leftover:
             data, self._leftover = self._leftover, b""
             return data
-        return await self._receive()
+        data = await self._receive()
+        if data:
+            self.recent = (self.recent + data[-RECENT:])[-RECENT:]
+        return data
 
     @abc.abstractmethod
     async def _receive(self) -> bytes | None: ...
@@ -736,7 +741,13 @@ async def bench_echo(report: Report, server: Server, keys: int) -> None:
     try:
         for client in clients:
             await client.send(b"cat >/dev/null\r")
-            await client.read_until(b"/dev/null\r\n")
+            try:
+                await client.read_until(b"/dev/null\r\n", timeout=30)
+            except asyncio.TimeoutError:
+                raise RuntimeError(
+                    f"{client.name}: the command line was not echoed in 30 s; the last "
+                    f"output was {client.recent!r}"
+                ) from None
             await asyncio.sleep(0.3)
             await client.drain(0.3)
         block = 20
