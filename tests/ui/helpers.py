@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import re
+import urllib.request
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from playwright.sync_api import expect
 
 if TYPE_CHECKING:
     import pytest
     from playwright.sync_api import Page
+
+    from .conftest import LabServer
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "ui"
 READY_TIMEOUT_MS = 30_000
@@ -19,6 +23,19 @@ DARK = "JupyterLab Dark"
 
 # The value planted in the workspace's .env; it must never reach the browser.
 ENV_SECRET = "needle_marker_SECRET_7f3a9c"
+
+
+def server_api(lab: LabServer, path: str, body: dict[str, Any] | None = None) -> Any:
+    """The JSON answer of ``path`` (under the server's base URL) with the test token: a GET,
+    or a POST of ``body`` (requests with a token need no XSRF cookie)."""
+    request = urllib.request.Request(
+        f"{lab.url}{path}",
+        data=None if body is None else json.dumps(body).encode("utf-8"),
+        method="GET" if body is None else "POST",
+        headers={"Authorization": f"token {lab.token}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read().decode("utf-8") or "null")
 
 
 def write(path: Path, text: str) -> None:

@@ -3,9 +3,7 @@ multi_edit with two far-apart hunks; the review rejects one, accepts the other a
 
 from __future__ import annotations
 
-import json
 import time
-import urllib.request
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +12,7 @@ from playwright.sync_api import expect
 
 from terax_jupyter.testing.model_stub import text, tool_call
 
-from .helpers import DARK, LIGHT, artifact_name, change_theme, write
+from .helpers import DARK, LIGHT, artifact_name, change_theme, server_api, write
 
 if TYPE_CHECKING:
     from playwright.sync_api import Locator, Page
@@ -32,22 +30,10 @@ TIMEOUT_MS = 15_000
 ORIGINAL = "".join(f"value_{n} = {n}\n" for n in range(1, 31))
 
 
-def api(lab: LabServer, path: str, body: dict[str, Any] | None = None) -> Any:
-    """Call the server's REST API with the test token (token requests need no XSRF)."""
-    request = urllib.request.Request(
-        f"{lab.url}terax/api/{path}",
-        data=None if body is None else json.dumps(body).encode("utf-8"),
-        method="GET" if body is None else "POST",
-        headers={"Authorization": f"token {lab.token}", "Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.loads(response.read().decode("utf-8") or "null")
-
-
 def pending_approval(lab: LabServer, session_id: str) -> dict[str, Any]:
     deadline = time.monotonic() + TIMEOUT_MS / 1000
     while time.monotonic() < deadline:
-        session = api(lab, f"ai/sessions/{session_id}")
+        session = server_api(lab, f"terax/api/ai/sessions/{session_id}")
         if session["pending_approvals"]:
             return session["pending_approvals"][0]
         time.sleep(0.1)
@@ -76,8 +62,9 @@ def propose_two_hunks(lab: LabServer, model_stub: ModelStub, path: str) -> dict[
             text("Done."),
         ]
     )
-    session = api(lab, "ai/sessions", {})
-    api(lab, f"ai/sessions/{session['id']}/runs", {"prompt": "Spell out two values."})
+    session = server_api(lab, "terax/api/ai/sessions", {})
+    prompt = {"prompt": "Spell out two values."}
+    server_api(lab, f"terax/api/ai/sessions/{session['id']}/runs", prompt)
     approval = pending_approval(lab, session["id"])
     assert [h["index"] for h in approval["proposal"]["hunks"]] == [0, 1]
     return approval
@@ -159,7 +146,7 @@ def test_review_rejects_one_hunk_and_applies_the_other(
     )
     expect(first.locator("[data-action='reject']")).to_be_disabled()
     expect(review.locator("[data-action='apply']")).to_have_count(0)
-    decided = api(lab, f"ai/approvals/{approval['id']}")
+    decided = server_api(lab, f"terax/api/ai/approvals/{approval['id']}")
     assert decided["status"] == "partially_approved"
     assert decided["decision"]["hunks"] == [1]
     expect(editor).to_contain_text("value_27 = 'twenty-seven'", timeout=TIMEOUT_MS)
@@ -182,12 +169,12 @@ def test_review_of_a_queued_plan_item_is_a_selection_only(
             text("Planned."),
         ]
     )
-    session = api(lab, "ai/sessions", {"plan_mode": True})
-    api(lab, f"ai/sessions/{session['id']}/runs", {"prompt": "Plan two values."})
+    session = server_api(lab, "terax/api/ai/sessions", {"plan_mode": True})
+    server_api(lab, f"terax/api/ai/sessions/{session['id']}/runs", {"prompt": "Plan two values."})
     deadline = time.monotonic() + TIMEOUT_MS / 1000
     items: list[dict[str, Any]] = []
     while not items and time.monotonic() < deadline:
-        items = api(lab, f"ai/sessions/{session['id']}/plan")["items"]
+        items = server_api(lab, f"terax/api/ai/sessions/{session['id']}/plan")["items"]
         time.sleep(0.1)
     assert len(items) == 1, items
 
@@ -247,4 +234,4 @@ def test_review_is_decided_from_the_keyboard(
     )
     on_disk = (lab.root / path).read_text(encoding="utf-8")
     assert on_disk == ORIGINAL.replace("value_27 = 27\n", "value_27 = 'twenty-seven'\n")
-    assert api(lab, f"ai/approvals/{approval['id']}")["decision"]["hunks"] == [1]
+    assert server_api(lab, f"terax/api/ai/approvals/{approval['id']}")["decision"]["hunks"] == [1]

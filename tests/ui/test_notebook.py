@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 from terax_jupyter.testing.model_stub import slow, text, tool_call
 
 from .ai_helpers import TIMEOUT_MS
-from .helpers import DARK, LIGHT, artifact_name, change_theme, write
+from .helpers import DARK, LIGHT, artifact_name, change_theme, server_api, write
 from .terminal_helpers import PANE, run
 
 if TYPE_CHECKING:
@@ -198,8 +198,22 @@ def test_the_terminal_view_shows_commands_and_takes_keys(
     typed = page.locator(f"{BLOCK_HEADER}[data-command={json.dumps('echo typed-$((1+1))')}]")
     pane = page.locator(PANE).filter(has=typed)
     expect(pane).to_have_count(1, timeout=TIMEOUT_MS)
+    # The tab sized the terminal to itself; the view follows the session's size.
+    session_id = re.search(r"SESSION (\w+)", panel.inner_text()).group(1)  # type: ignore[union-attr]
+    tabs = page.locator("#jp-main-dock-panel .lm-TabBar-tab")
+    tabs.filter(has_text="terminal.ipynb").click()
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    while True:
+        size = server_api(lab, f"terax/api/pty/sessions/{session_id}")
+        if view.locator(".xterm-rows > div").count() == size["rows"] != 24:
+            break
+        assert time.monotonic() < deadline, f"the view did not follow the tab's size {size}"
+        time.sleep(0.2)
+    page.screenshot(path=artifact_name(request, "-view-resized"))
+    tabs.filter(has_text=re.compile(r"^Terminal \d+$")).click()
+    expect(pane).to_be_visible()
     run(page, pane, "echo from-the-tab")
     expect(page.locator(f"{BLOCK_HEADER}[data-command='echo from-the-tab']")).to_be_visible()
     # ...and the view, drawn again once its notebook shows, has it too.
-    page.locator("#jp-main-dock-panel .lm-TabBar-tab", has_text="terminal.ipynb").click()
+    tabs.filter(has_text="terminal.ipynb").click()
     expect(rows).to_contain_text("from-the-tab", timeout=TIMEOUT_MS)

@@ -7,7 +7,6 @@ import json
 import re
 import socket
 import time
-import urllib.request
 from typing import TYPE_CHECKING, Any
 
 import psutil
@@ -19,6 +18,7 @@ from .helpers import (
     LIGHT,
     artifact_name,
     change_theme,
+    server_api,
     wait_for_reloaded,
     write,
 )
@@ -94,12 +94,6 @@ def ports() -> Iterator[list[int]]:
         if connection.status == psutil.CONN_LISTEN and connection.laddr.port in used:
             with contextlib.suppress(psutil.Error, TypeError):
                 psutil.Process(connection.pid).kill()
-
-
-def api(lab: LabServer, path: str) -> Any:
-    separator = "&" if "?" in path else "?"
-    with urllib.request.urlopen(f"{lab.url}{path}{separator}token={lab.token}", timeout=10) as r:
-        return json.loads(r.read().decode("utf-8"))
 
 
 def saved_in_layout(workspace: dict[str, Any], address: str) -> bool:
@@ -211,7 +205,7 @@ def test_a_dev_server_from_a_terminal_is_offered_and_previewed(
         change_theme(page, LIGHT)
 
     # The server is listed with its process, and the list says where the proxy serves it.
-    servers = api(lab, "terax/api/preview/servers")["servers"]
+    servers = server_api(lab, "terax/api/preview/servers")["servers"]
     assert [s["port"] for s in servers] == [port]
     assert servers[0]["proxy_path"] == f"{lab.base_url}terax/proxy/{port}/"
 
@@ -220,7 +214,7 @@ def test_a_dev_server_from_a_terminal_is_offered_and_previewed(
     pane.click()
     page.keyboard.press("Control+c")
     deadline = time.monotonic() + 15
-    while api(lab, "terax/api/preview/servers")["servers"]:
+    while server_api(lab, "terax/api/preview/servers")["servers"]:
         assert time.monotonic() < deadline, "the stopped server is still listed"
         time.sleep(0.3)
     show_tab(page, f"localhost:{port}")
@@ -291,7 +285,7 @@ def test_command_link_click_and_restore(
 
     # After a reload of Lab the preview tab is back, on the same page.
     deadline = time.monotonic() + 10
-    while not saved_in_layout(api(lab, "lab/api/workspaces/default"), "second.html#top"):
+    while not saved_in_layout(server_api(lab, "lab/api/workspaces/default"), "second.html#top"):
         assert time.monotonic() < deadline, "the preview never reached the workspace"
         time.sleep(0.2)
     page.goto(f"{lab.url}lab?token={lab.token}")

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import re
 import time
-import urllib.request
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 from playwright.sync_api import expect
 
-from .helpers import artifact_name, change_theme, wait_for_reloaded
+from .helpers import artifact_name, change_theme, server_api, wait_for_reloaded
 from .terminal_helpers import EDITOR, INPUT, PANE, START_TIMEOUT_MS, header, open_terminal, run
 
 if TYPE_CHECKING:
@@ -24,19 +23,11 @@ pytestmark = pytest.mark.ui
 ACTIVE_PANE = re.compile(r"(^|\s)jp-mod-activePane(\s|$)")
 
 
-def api(lab: LabServer, path: str) -> Any:
-    """GET a JSON endpoint of the server with the test token."""
-    separator = "&" if "?" in path else "?"
-    url = f"{lab.url}{path}{separator}token={lab.token}"
-    with urllib.request.urlopen(url, timeout=10) as response:
-        return json.loads(response.read().decode("utf-8"))
-
-
 def block_output(lab: LabServer, session: str, command: str) -> str:
     """The plain output of the last block of ``command``, as the server recorded it."""
-    blocks = api(lab, f"terax/api/pty/sessions/{session}/blocks")["blocks"]
+    blocks = server_api(lab, f"terax/api/pty/sessions/{session}/blocks")["blocks"]
     block = [b for b in blocks if b["command"] == command][-1]
-    return str(api(lab, f"terax/api/pty/sessions/{session}/blocks/{block['id']}")["text"])
+    return str(server_api(lab, f"terax/api/pty/sessions/{session}/blocks/{block['id']}")["text"])
 
 
 def find_in_terminal(page: Page, pane: Locator, text: str) -> str:
@@ -126,7 +117,7 @@ def test_reload_restores_the_tab_on_its_live_session(
 
     # Lab saves the layout a moment after it changes.
     deadline = time.monotonic() + 10
-    while session not in json.dumps(api(lab, "lab/api/workspaces/default")):
+    while session not in json.dumps(server_api(lab, "lab/api/workspaces/default")):
         assert time.monotonic() < deadline, "the terminal never reached the workspace"
         time.sleep(0.2)
 
@@ -135,7 +126,7 @@ def test_reload_restores_the_tab_on_its_live_session(
     restored = page.locator(PANE)
     expect(restored).to_have_count(1, timeout=START_TIMEOUT_MS)
     expect(restored).to_have_attribute("data-session-id", session or "")
-    assert session in [s["id"] for s in api(lab, "terax/api/pty/sessions")["sessions"]]
+    assert session in [s["id"] for s in server_api(lab, "terax/api/pty/sessions")["sessions"]]
     expect(restored.locator(EDITOR)).to_be_visible(timeout=START_TIMEOUT_MS)
     # The replayed scrollback rebuilds the block, and the output is on screen.
     expect(header(restored, "echo restored-$((40 + 2))")).to_have_attribute("data-exit-code", "0")

@@ -127,6 +127,16 @@ async function render({ model, el }) {
         } catch {
           return;
         }
+        // The terminal's size is the session's: a Lab tab of it may have resized it.
+        const size = message && message.type === "attached" ? message.session : message;
+        if (
+          message &&
+          (message.type === "size" || message.type === "attached") &&
+          Number.isInteger(size.columns) &&
+          Number.isInteger(size.rows)
+        ) {
+          term.resize(size.columns, size.rows);
+        }
         if (message && (message.type === "exit" || message.type === "closed")) {
           status.textContent = message.type === "exit" ? "The shell exited." : "Closed.";
           root.dataset.connected = "false";

@@ -267,6 +267,8 @@ class PtySession:
         if (columns, rows) != (self.columns, self.rows):
             self.columns, self.rows = columns, rows
             self.process.resize(columns, rows)
+            # Views that do not size the terminal themselves (a notebook's) follow it.
+            self.broadcast({"type": "size", "columns": columns, "rows": rows})
 
     def _interrupt_flushes_output(self) -> bool:
         fd = getattr(self.process, "fd", None)

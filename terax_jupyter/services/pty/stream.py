@@ -47,7 +47,8 @@ class PtyStreamWebSocket(TeraxWebSocketHandler):
     text frames are JSON: ``attached`` (session, nonce), ``block`` (start/end with command,
     cwd, exit code, times), ``prompt``, ``input``, ``cwd``, ``title``, ``alt_screen``,
     ``agent``, ``notify``, ``notice`` (output skipped), ``server`` (a dev server detected or
-    gone: the web preview), ``renamed``, ``exit``, ``closed``.
+    gone: the web preview), ``size`` (the terminal was resized, by any view), ``renamed``,
+    ``exit``, ``closed``.
     """
 
     auth_resource = "terax.pty"
