@@ -342,10 +342,14 @@ async def test_stream_round_trip(
     stream.control({"type": "dance"})
     stream.ws.write_message("not json")
     await stream.until(lambda: (session.columns, session.rows) == (90, 20))
+
     # Every view hears of a new size (a notebook's view follows it), once, after the output.
-    sizes = [(e["columns"], e["rows"]) for e in stream.events("size")]
-    assert sizes[-1] == (90, 20)
-    assert sizes.count((90, 20)) == 1
+    def sizes() -> list[tuple[int, int]]:
+        return [(e["columns"], e["rows"]) for e in stream.events("size")]
+
+    await stream.until(lambda: (90, 20) in sizes())
+    assert sizes()[-1] == (90, 20)
+    assert sizes().count((90, 20)) == 1
     stream.send(b"sleep 30\r")
     await stream.until(lambda: len(stream.events("block")) == 3)
     # Once sleep runs as the terminal's foreground job, a signal from the view reaches it.
