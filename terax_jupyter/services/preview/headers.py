@@ -18,25 +18,13 @@ import re
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from terax_jupyter.security.network import HOP_BY_HOP
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from tornado.httputil import HTTPHeaders
 
-HOP_BY_HOP = frozenset(
-    {
-        "connection",
-        "keep-alive",
-        "proxy-authenticate",
-        "proxy-authorization",
-        "proxy-connection",
-        "te",
-        "trailer",
-        "trailers",
-        "transfer-encoding",
-        "upgrade",
-    }
-)
 # Set by the client library from the request itself.
 _REQUEST_OWN = frozenset({"host", "content-length", "expect"})
 _WEBSOCKET_OWN = frozenset(
