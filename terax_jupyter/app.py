@@ -126,7 +126,11 @@ class TeraxApp(ExtensionApp):
         pty = PtyManager(security, state_dir, parent=self)
         serverapp = self.serverapp
         preview = PreviewManager(
-            pty, base_url=serverapp.base_url, own_ports=lambda: {serverapp.port}, parent=self
+            pty,
+            base_url=serverapp.base_url,
+            own_ports=lambda: {serverapp.port},
+            state_dir=state_dir,
+            parent=self,
         )
         # Terminals offer only the servers the preview proxy would open.
         pty.server_ports = preview.offers

@@ -19,6 +19,7 @@ from tornado.websocket import WebSocketHandler
 from terax_jupyter.app import HANDLER_MODULES
 from terax_jupyter.base import TeraxWebSocketHandler
 from terax_jupyter.pytest_plugin import error_of
+from terax_jupyter.services.preview.proxy import CapabilityProxyHandler
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterator
@@ -27,6 +28,16 @@ if TYPE_CHECKING:
 # Inherited verbs that are not Terax's, with the reason they may skip authentication.
 INHERITED_ALLOWED = {
     (APIHandler, "options"): "jupyter_server's CORS preflight: headers only, no data",
+}
+# Handlers whose credential is not Jupyter's, with the reason. Their every verb is
+# @allow_unauthenticated (so Jupyter lets the request in) over the check of their own
+# credential, which runs before anything else.
+OWN_CREDENTIAL = {
+    CapabilityProxyHandler: (
+        "capability_required",
+        "a previewed page runs sandboxed and sends no cookies: the capability in its path is "
+        "its credential, for one dev server, and Jupyter's API does not accept it",
+    ),
 }
 
 
@@ -94,6 +105,14 @@ def test_every_verb_is_authenticated_then_authorized(
             assert (owner, verb.lower()) in INHERITED_ALLOWED, (
                 f"{handler.__name__}.{verb} comes from {owner}"
             )
+    if handler in OWN_CREDENTIAL:
+        check, _why = OWN_CREDENTIAL[handler]
+        for verb, method in terax_verbs.items():
+            assert method.__code__.co_qualname.startswith("allow_unauthenticated"), verb
+            assert method.__wrapped__.__code__.co_qualname.startswith(check), verb
+            inner = method.__wrapped__.__wrapped__
+            assert inner.__code__.co_qualname == f"{handler.__name__}.{verb.lower()}", verb
+        return
     if issubclass(handler, WebSocketHandler):
         assert issubclass(handler, TeraxWebSocketHandler)
         assert list(terax_verbs) == ["GET"], "a WebSocket only answers the handshake"
@@ -114,7 +133,7 @@ def test_every_verb_is_authenticated_then_authorized(
         assert inner.__code__.co_qualname.startswith("authorized"), (
             f"{handler.__name__}.{verb}: inner"
         )
-        # @authorized with no arguments: the action comes from the HTTP verb.
+        # @authorized: the action comes from the HTTP verb, or is named (the proxy: execute).
         assert inner.__wrapped__.__code__.co_qualname == f"{handler.__name__}.{verb.lower()}"
 
 
@@ -174,6 +193,7 @@ ROUTE_SAMPLES = {
     "approval_id": "0123456789ab",
     "provider_id": "openai",
     "port": "8000",
+    "capability": "not-a-capability",
     "path": "index.html",
     "workflow": "sign-in",
     "tab": "t1",

@@ -32,6 +32,11 @@ ALLOWED: dict[str, tuple[frozenset[str] | None, str]] = {
         "reads the user's shell history files for suggestions; commands with secrets are dropped",
     ),
     "services/pty/shells.py": (frozenset({"shutil.which"}), "finds the installed shells on PATH"),
+    "services/preview/owner.py": (
+        frozenset({"open"}),
+        "reads /proc/net/tcp{,6} to learn which account owns the socket that accepted a preview "
+        "connection, where the kernel's netlink socket diagnostics are not available",
+    ),
     "services/git/runner.py": (
         frozenset({"asyncio.create_subprocess_exec", "shutil.which"}),
         "runs the git CLI (git -C <repository root the guard checked>), no shell",

@@ -75,7 +75,76 @@ export async function listServers(
 }
 
 /**
- * The absolute URL of a proxied page (for the frame, or a new browser tab).
+ * The last page a preview frame loaded, as the proxy saw it (the tab cannot
+ * look into its sandboxed frame).
+ */
+export interface IFrameNavigation {
+  /** Path and query on the dev server. */
+  path: string;
+  status: number;
+  /** The proxy's own error, when it could not show the page. */
+  error: { status: number; reason: string; message: string } | null;
+  /** How many pages the frame loaded with this capability. */
+  count: number;
+}
+
+/**
+ * A preview address: the path prefix (with its capability) a previewed
+ * page is served under. The page runs sandboxed and sends no cookies; the
+ * capability in its path is its credential, for this dev server only.
+ */
+export interface IPreviewCapability {
+  target: string;
+  /** Base URL included, with a trailing slash (null until a page used it after a restart). */
+  prefix: string | null;
+  issued: number;
+  expires: number;
+  navigation?: IFrameNavigation | null;
+}
+
+/**
+ * The preview address of a dev server (the live one, or a new one).
+ */
+export async function issueCapability(
+  port: number,
+  settings?: ServerConnection.ISettings
+): Promise<IPreviewCapability> {
+  return requestAPI<IPreviewCapability>('preview/capabilities', {
+    method: 'POST',
+    body: JSON.stringify({ target: String(port) }),
+    settings
+  });
+}
+
+/**
+ * The live preview address of a dev server and the last page it loaded.
+ */
+export async function capabilityState(
+  port: number,
+  settings?: ServerConnection.ISettings
+): Promise<IPreviewCapability> {
+  return requestAPI<IPreviewCapability>('preview/capabilities', {
+    query: { target: String(port) },
+    settings
+  });
+}
+
+/**
+ * The absolute URL of a page under a capability prefix.
+ */
+export function capabilityURL(
+  prefix: string,
+  path = '/',
+  settings: ServerConnection.ISettings = ServerConnection.makeSettings()
+): string {
+  const base = new URL(settings.baseUrl, window.location.href);
+  const root = prefix.endsWith('/') ? prefix.slice(0, -1) : prefix;
+  return base.origin + root + (path.startsWith('/') ? path : `/${path}`);
+}
+
+/**
+ * The absolute URL of a proxied page for a new browser tab: the server
+ * sends the browser's own navigation on to the page's preview address.
  */
 export function proxyURL(
   port: number,

@@ -148,33 +148,6 @@ export function proxyPath(baseUrl: string, port: number, path = '/'): string {
 }
 
 /**
- * The local target a proxied path (`pathname + search + hash` of the
- * preview frame) shows, or null when it is not under the proxy.
- */
-export function targetOfProxyPath(
-  baseUrl: string,
-  proxied: string
-): PreviewTarget | null {
-  const base = baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`;
-  const prefix = `${base}${PROXY_ROUTE}/`;
-  if (!proxied.startsWith(prefix)) {
-    return null;
-  }
-  const rest = proxied.slice(prefix.length);
-  const slash = rest.search(/[/?#]/);
-  const segment = slash === -1 ? rest : rest.slice(0, slash);
-  const port = parsePort(segment.replace(/^(localhost|127\.0\.0\.1):/, ''));
-  if (port === null) {
-    return null;
-  }
-  let path = slash === -1 ? '/' : rest.slice(slash);
-  if (!path.startsWith('/')) {
-    path = `/${path}`;
-  }
-  return { kind: 'local', port, path };
-}
-
-/**
  * How a target reads in the address bar: a local one as the developer
  * knows it (`http://localhost:5173/app`), whatever the proxy path is.
  */

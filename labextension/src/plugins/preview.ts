@@ -18,7 +18,14 @@ import {
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 
-import { listServers, proxyURL, type ServerMessage } from '../api/preview';
+import {
+  capabilityState,
+  capabilityURL,
+  issueCapability,
+  listServers,
+  proxyURL,
+  type ServerMessage
+} from '../api/preview';
 import { errorMessage } from '../api/request';
 import {
   displayAddress,
@@ -78,7 +85,6 @@ export const previewPlugin: JupyterFrontEndPlugin<ITeraxPreview> = {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
     const { commands, shell } = app;
     const settings = app.serviceManager.serverSettings;
-    const basePath = new URL(settings.baseUrl, window.location.href).pathname;
     const config = { ...DEFAULT_CONFIG };
     const tracker = new WidgetTracker<PreviewWidget>({ namespace: NAMESPACE });
 
@@ -110,15 +116,26 @@ export const previewPlugin: JupyterFrontEndPlugin<ITeraxPreview> = {
       }
       const model = new PreviewModel({
         target,
-        basePath,
-        proxyURL: (port, path) => proxyURL(port, path, settings)
+        frameURL: async (port, path) => {
+          const capability = await issueCapability(port, settings);
+          return capabilityURL(capability.prefix ?? '', path, settings);
+        },
+        frameState: async port => {
+          const state = await capabilityState(port, settings);
+          const navigation = state.navigation;
+          return navigation
+            ? { path: navigation.path, error: navigation.error }
+            : null;
+        }
       });
       const widget = new PreviewWidget({
         model,
         trans,
         openExternally: shown => {
           window.open(urlOf(shown), '_blank', 'noopener');
-        }
+        },
+        basePath: async port =>
+          (await issueCapability(port, settings)).prefix ?? ''
       });
       if (id) {
         widget.id = id; // a restored tab keeps its place in the saved layout

@@ -1,13 +1,15 @@
 /**
  * The preview tab: a toolbar (back, forward, reload, the address, open in
  * a new browser tab) over a frame. A local page comes through the server's
- * proxy (same origin, so the tab can follow its navigation and read the
- * proxy's error page); an external one runs in a sandbox without the
- * origin's rights, under a notice that sites may refuse to be framed.
+ * proxy, from its preview address; both local and external pages run in a
+ * sandbox without an origin's rights (a previewed page must never act with
+ * Jupyter's credentials), an external one under a notice that sites may
+ * refuse to be framed.
  */
-import { MainAreaWidget } from '@jupyterlab/apputils';
+import { Clipboard, MainAreaWidget, Notification } from '@jupyterlab/apputils';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import {
+  copyIcon,
   launchIcon,
   refreshIcon,
   Toolbar,
@@ -22,18 +24,15 @@ import { backIcon, forwardIcon, previewIcon } from './icons';
 import type { INavigation, IPreviewError, PreviewModel } from './model';
 
 /**
- * The marker of the proxy's own error page (see the server's `relay.py`).
- */
-const ERROR_META = 'terax-preview-error';
-
-/**
  * What a local page may do: run, submit forms, open windows, download.
- * It shares Jupyter's origin either way (the proxy serves it); the sandbox
- * keeps it from navigating Lab away (no `allow-top-navigation`).
+ * Never `allow-same-origin` (it is served on Jupyter's host: with it, it
+ * could read Jupyter's cookies and call its API) and never
+ * `allow-top-navigation` (navigating Lab away). The server sends the same
+ * sandbox as a policy, for a page opened outside this frame.
  */
 const LOCAL_SANDBOX =
-  'allow-scripts allow-same-origin allow-forms allow-popups ' +
-  'allow-popups-to-escape-sandbox allow-modals allow-downloads';
+  'allow-scripts allow-forms allow-popups allow-popups-to-escape-sandbox ' +
+  'allow-modals allow-downloads';
 /**
  * An external page runs without an origin of its own to use: no cookies,
  * no storage, no access to Lab.
@@ -91,8 +90,8 @@ export class PreviewPanel extends Widget {
       (_, navigation) => this._navigate(navigation),
       this
     );
-    this._navigate({ src: this.model.frameSrc, reload: false });
     this._render();
+    this.model.start();
   }
 
   readonly model: PreviewModel;
@@ -118,27 +117,14 @@ export class PreviewPanel extends Widget {
   }
 
   /**
-   * Load a page: a local page goes on in the same frame (replacing the
-   * frame's history entry, which is joint with Lab's); a change between
-   * local and external gets a new frame with the other sandbox.
+   * Load a page: in the same frame (setting its address loads it again,
+   * which is also how it reloads: the page is not ours to script); a change
+   * between local and external gets a new frame with the other sandbox.
    */
   private _navigate(navigation: INavigation): void {
     const external = this.model.isExternal;
     let frame = this._frame;
     if (frame && this._frameExternal === external) {
-      const shown = frame.contentWindow;
-      if (shown) {
-        try {
-          if (navigation.reload && !external) {
-            shown.location.reload();
-          } else {
-            shown.location.replace(navigation.src);
-          }
-          return;
-        } catch {
-          // Another origin's page: load the frame afresh.
-        }
-      }
       frame.src = navigation.src;
       return;
     }
@@ -159,27 +145,9 @@ export class PreviewPanel extends Widget {
   }
 
   private _loaded(): void {
-    const frame = this._frame;
-    if (!frame) {
-      return;
+    if (this._frame) {
+      void this.model.frameLoaded();
     }
-    let location: string | null = null;
-    let error: IPreviewError | null = null;
-    try {
-      const shown = frame.contentWindow?.location;
-      if (shown && shown.href !== 'about:blank') {
-        location = shown.pathname + shown.search + shown.hash;
-      }
-      const marker = frame.contentDocument?.querySelector<HTMLMetaElement>(
-        `meta[name="${ERROR_META}"]`
-      );
-      if (marker) {
-        error = JSON.parse(marker.content) as IPreviewError;
-      }
-    } catch {
-      // An external page: its location and document are its own.
-    }
-    this.model.frameLoaded(location, error);
   }
 
   private _render(): void {
@@ -338,15 +306,46 @@ export class PreviewWidget extends MainAreaWidget<PreviewPanel> {
       tooltip: trans.__('Open in a new browser tab'),
       onClick: () => options.openExternally(model)
     });
+    // A dev server that writes root-absolute URLs (Vite's /@vite/client)
+    // must be told where the preview serves it: the capability path.
+    const base = new ToolbarButton({
+      icon: copyIcon,
+      className: 'jp-TeraxPreview-copyBase',
+      tooltip: trans.__(
+        'Copy the base path to give the dev server (for example vite --base)'
+      ),
+      onClick: () => {
+        const port = model.port;
+        if (port === null) {
+          return;
+        }
+        options.basePath(port).then(
+          path => {
+            Clipboard.copyToSystem(path);
+            Notification.info(
+              trans.__('Copied %1, the base path for the dev server.', path),
+              { autoClose: 8000 }
+            );
+          },
+          (error: unknown) =>
+            Notification.error(
+              error instanceof Error ? error.message : String(error),
+              { autoClose: 6000 }
+            )
+        );
+      }
+    });
     this.toolbar.addItem('back', back);
     this.toolbar.addItem('forward', forward);
     this.toolbar.addItem('reload', reload);
     this.toolbar.addItem('address', new AddressBar(model, trans));
+    this.toolbar.addItem('copy-base', base);
     this.toolbar.addItem('open-external', external);
 
     const sync = (): void => {
       back.enabled = model.canGoBack;
       forward.enabled = model.canGoForward;
+      base.enabled = !model.isExternal;
       this.title.label = trans.__('Preview: %1', model.label);
       this.title.caption = model.address;
     };
@@ -364,5 +363,7 @@ export namespace PreviewWidget {
     trans: TranslationBundle;
     /** Open the model's page in a new browser tab. */
     openExternally: (model: PreviewModel) => void;
+    /** The path prefix a local page of this port is served under. */
+    basePath: (port: number) => Promise<string>;
   }
 }

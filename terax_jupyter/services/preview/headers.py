@@ -3,13 +3,19 @@
 Requests: hop-by-hop headers go (and those ``Connection`` names), so do Jupyter's own
 credentials (its login cookie, the ``_xsrf`` cookie, a ``token`` Authorization header);
 ``Host``, ``Origin`` and ``Referer`` are made to look as if the browser had asked the dev
-server directly, so frameworks' host and CSRF origin checks pass.
+server directly, so frameworks' host and CSRF origin checks pass (a sandboxed page's
+``Origin: null`` too, when a capability vouches for it).
 
-Responses share Jupyter's origin, so nothing may act on the whole origin: a redirect to
-the dev server's own origin, and cookie paths, stay under the proxy prefix; cookie
-``Domain`` goes; ``Strict-Transport-Security``, ``Clear-Site-Data``, ``Alt-Svc`` and
-``Service-Worker-Allowed`` are dropped; framing is allowed for this origin only (the
-preview tab), whatever the dev server says.
+Responses are served on Jupyter's host, so every one carries ``SANDBOX_POLICY``: the page
+runs without an origin of its own (no ``allow-same-origin``), so it can neither read
+Jupyter's cookies nor send them, nor script Lab. Nothing may act on the whole host: a
+redirect to the dev server's own origin, and cookie paths, stay under the proxy prefix;
+cookie ``Domain`` goes; ``Strict-Transport-Security``, ``Clear-Site-Data``, ``Alt-Svc``,
+``Service-Worker-Allowed`` and ``X-Frame-Options`` are dropped; a policy's
+``frame-ancestors`` becomes ``'self'`` (the preview tab), whatever the dev server says. A
+referrer policy that would send the page's full address (and so its capability) to other
+sites is narrowed. Cross-origin reads by the sandboxed page of its own server are allowed
+(``cors_headers``): to the browser, its own server is another origin now.
 """
 
 from __future__ import annotations
@@ -33,8 +39,19 @@ _WEBSOCKET_OWN = frozenset(
 )  # fmt: skip
 _RESPONSE_DROPPED = frozenset(
     {"strict-transport-security", "clear-site-data", "alt-svc", "service-worker-allowed",
-     "content-length"}
+     "content-length", "x-frame-options", "access-control-allow-origin",
+     "access-control-allow-credentials", "access-control-expose-headers"}
 )  # fmt: skip
+# What a previewed page may do: run, submit forms, open windows (which get this policy too),
+# show dialogs, download. Never allow-same-origin (Jupyter's origin and its cookies) and
+# never allow-top-navigation (navigating Lab away).
+SANDBOX_POLICY = (
+    "sandbox allow-scripts allow-forms allow-popups allow-popups-to-escape-sandbox "
+    "allow-modals allow-downloads allow-pointer-lock allow-presentation; "
+    "frame-ancestors 'self'"
+)
+# Referrer policies that would send the page's path (its capability) to other sites.
+_LEAKY_REFERRER = frozenset({"unsafe-url", "no-referrer-when-downgrade"})
 _LOOPBACK_NAMES = frozenset({"localhost", "0.0.0.0", "::1", "::"})  # noqa: S104 (names, not binds)
 _FRAME_ANCESTORS = re.compile(r"(^|;)\s*frame-ancestors[^;]*", re.IGNORECASE)
 _COOKIE_PATH = re.compile(r";\s*path\s*=\s*([^;]*)", re.IGNORECASE)
@@ -57,6 +74,7 @@ def request_headers(
     drop_cookies: Iterable[str],
     drop_authorization: bool,
     websocket: bool = False,
+    vouched: bool = False,
 ) -> list[tuple[str, str]]:
     """The headers to send upstream. ``own_host`` is the Host the browser asked Jupyter at
     (``hub.example:443``), ``prefix`` the proxy path of the target (``/user/a/terax/proxy/5173``).
@@ -80,7 +98,9 @@ def request_headers(
                 continue
         elif lower == "authorization" and drop_authorization:
             continue
-        elif lower == "origin" and _host_of(value) == own_host.lower():
+        elif lower == "origin" and (
+            _host_of(value) == own_host.lower() or (vouched and value == "null")
+        ):
             value = upstream_origin
         elif lower == "referer":
             value = _upstream_referer(value, own_host, prefix, upstream_origin)
@@ -132,19 +152,73 @@ def response_headers(
             value = rewrite_location(value, port=port, prefix=prefix)
         elif lower == "set-cookie":
             value = rewrite_cookie(value, prefix=prefix)
-        elif lower == "x-frame-options":
-            value = "SAMEORIGIN"
         elif lower in ("content-security-policy", "content-security-policy-report-only"):
             value = _frame_ancestors_self(value)
+        elif lower == "referrer-policy":
+            value = _narrowed_referrer_policy(value)
         result.append((name, value))
     if keep_length and "Content-Length" in upstream:
         result.append(("Content-Length", upstream["Content-Length"]))
     return result
 
 
+def cors_headers(upstream: HTTPHeaders) -> list[tuple[str, str]]:
+    """For the sandboxed page's own requests (``Origin: null``): its server is another
+    origin to the browser now, so reading what it answers must be allowed, headers too."""
+    names = sorted(
+        {name for name, _ in upstream.get_all()}
+        - {"Set-Cookie", "Set-Cookie2"}
+        - {n.title() for n in HOP_BY_HOP}
+    )
+    result = [
+        ("Access-Control-Allow-Origin", "null"),
+        ("Access-Control-Allow-Credentials", "true"),
+        ("Vary", "Origin"),
+    ]
+    if names:
+        result.append(("Access-Control-Expose-Headers", ", ".join(names)))
+    return result
+
+
+def preflight_headers(request: HTTPHeaders) -> list[tuple[str, str]]:
+    """The answer to the sandboxed page's CORS preflight (a same-origin request before the
+    sandbox, which its dev server never had to answer): whatever it asks for."""
+    result = [
+        ("Access-Control-Allow-Origin", "null"),
+        ("Access-Control-Allow-Credentials", "true"),
+        ("Access-Control-Max-Age", "600"),
+        ("Vary", "Origin"),
+    ]
+    method = request.get("Access-Control-Request-Method", "")
+    if method and _is_token(method):
+        result.append(("Access-Control-Allow-Methods", method))
+    asked = request.get("Access-Control-Request-Headers", "")
+    names = [n.strip() for n in asked.split(",") if n.strip()]
+    if names and all(_is_token(n) for n in names):
+        result.append(("Access-Control-Allow-Headers", ", ".join(names)))
+    return result
+
+
+_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+
+def _is_token(value: str) -> bool:
+    return len(value) <= 256 and _TOKEN.match(value) is not None
+
+
+def _narrowed_referrer_policy(value: str) -> str:
+    policies = [p.strip().lower() for p in value.split(",") if p.strip()]
+    if not policies or any(p in _LEAKY_REFERRER for p in policies):
+        return "strict-origin-when-cross-origin"
+    return value
+
+
 def rewrite_location(value: str, *, port: int, prefix: str) -> str:
-    """A redirect to the dev server's own origin, or to a path of it, stays under ``prefix``."""
+    """A redirect to the dev server's own origin, or to a path of it, stays under ``prefix``
+    (a path already under it is the dev server's own, which knows where it is served)."""
     if value.startswith("/") and not value.startswith("//"):
+        if _under(value, prefix):
+            return value
         return prefix + value
     try:
         parts = urlsplit(value)
@@ -159,12 +233,17 @@ def rewrite_location(value: str, *, port: int, prefix: str) -> str:
         return value
     if target_port != port:
         return value
-    rebuilt = prefix + (parts.path or "/")
+    rebuilt = parts.path if _under(parts.path, prefix) else prefix + (parts.path or "/")
     if parts.query:
         rebuilt += "?" + parts.query
     if parts.fragment:
         rebuilt += "#" + parts.fragment
     return rebuilt
+
+
+def _under(path: str, prefix: str) -> bool:
+    bare = path.split("?", 1)[0].split("#", 1)[0]
+    return bare == prefix or bare.startswith(prefix + "/")
 
 
 def _is_loopback_v4(host: str) -> bool:
@@ -185,7 +264,9 @@ def rewrite_cookie(value: str, *, prefix: str) -> str:
     path = match.group(1).strip() or "/"
     if not path.startswith("/"):
         path = "/" + path
-    return value[: match.start()] + f"; Path={prefix}{path}" + value[match.end() :]
+    if not _under(path, prefix):
+        path = prefix + path
+    return value[: match.start()] + f"; Path={path}" + value[match.end() :]
 
 
 def _frame_ancestors_self(policy: str) -> str:

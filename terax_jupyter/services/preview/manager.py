@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from traitlets import Float, Int, List
 from traitlets.config import LoggingConfigurable
 
-from terax_jupyter.exceptions import AccessDenied, InvalidRequest
+from terax_jupyter.exceptions import AccessDenied, InvalidRequest, NotFound
+from terax_jupyter.services.preview.capabilities import Capability, PreviewCapabilities
 from terax_jupyter.services.preview.detect import LOWEST_PORT
 
 if TYPE_CHECKING:
@@ -21,6 +23,8 @@ if TYPE_CHECKING:
 # A listing looks at the sessions' ports again unless it did this recently.
 REFRESH_AGE = 1.0
 PROXY_ROUTE = "terax/proxy"
+# ``<target>~<capability>``: the route segment a previewed page is served under.
+CAPABILITY_SEPARATOR = "~"
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,15 @@ class PreviewManager(LoggingConfigurable):
     connect_timeout = Float(
         10.0, help="Seconds the proxy waits for a previewed server to accept a connection."
     ).tag(config=True)
+    capability_idle = Float(
+        8 * 3600.0,
+        help="Seconds a preview address (its capability) stays valid without a request; a dev "
+        "server told to serve under it (vite --base) needs the new one after that.",
+    ).tag(config=True)
+    capability_lifetime = Float(
+        7 * 24 * 3600.0,
+        help="Seconds a preview address stays valid after it was issued, however much it is used.",
+    ).tag(config=True)
 
     def __init__(
         self,
@@ -53,12 +66,18 @@ class PreviewManager(LoggingConfigurable):
         *,
         base_url: str = "/",
         own_ports: Callable[[], Iterable[int]] = tuple,
+        state_dir: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.pty = pty
         self.base_url = base_url
         self._own_ports = own_ports
+        self.capabilities = PreviewCapabilities(
+            os.path.join(state_dir, "preview-capabilities.json") if state_dir else None,
+            idle=self.capability_idle,
+            lifetime=self.capability_lifetime,
+        )
 
     # -- the proxy's policy ------------------------------------------------------------
 
@@ -114,6 +133,41 @@ class PreviewManager(LoggingConfigurable):
 
     def proxy_path(self, port: int) -> str:
         return f"{self.base_url.rstrip('/')}/{PROXY_ROUTE}/{port}/"
+
+    # -- capabilities ------------------------------------------------------------------
+
+    def capability_prefix(self, target: str, token: str) -> str:
+        """The path a previewed page of ``target`` is served under (no trailing slash)."""
+        return f"{self.base_url.rstrip('/')}/{PROXY_ROUTE}/{target}{CAPABILITY_SEPARATOR}{token}"
+
+    def issue_capability(self, user: str, spec: str) -> dict[str, Any]:
+        """The live preview address for ``spec`` (checked like a proxy target); ``user`` is
+        recorded as who asked for a new one."""
+        target = self.target(spec)
+        capability, token = self.capabilities.issue(user, target.segment)
+        return self._describe(capability, token)
+
+    def capability_of(self, spec: str) -> dict[str, Any]:
+        """The live address and the last page its frame loaded; NotFound when there is none."""
+        target = self.target(spec)
+        capability = self.capabilities.find(target.segment)
+        if capability is None:
+            raise NotFound(
+                f"No preview address is live for {target.segment}.", reason="no_capability"
+            )
+        described = self._describe(capability, capability.token)
+        navigation = capability.navigation
+        described["navigation"] = None if navigation is None else vars(navigation).copy()
+        return described
+
+    def _describe(self, capability: Capability, token: str) -> dict[str, Any]:
+        # A capability from before a restart has no known token until a page uses it.
+        prefix = self.capability_prefix(capability.target, token) + "/" if token else None
+        return capability.public(
+            prefix=prefix,
+            idle=self.capabilities.idle,
+            lifetime=self.capabilities.lifetime,
+        )
 
     # -- detected servers --------------------------------------------------------------
 

@@ -3,12 +3,15 @@
 HTTP: any method; the request body is read up to ``PreviewManager.max_body_bytes`` (413
 past it), the response streams back as it arrives (each chunk waits for the browser's
 socket, so a slow tab slows the dev server, not our memory). A WebSocket upgrade on the
-same URL (hot reload) is handed to ``websocket.ProxyWebSocket``, which checks
-authentication and ``execute`` again before it relays anything.
+same URL (hot reload) is handed to ``websocket.ProxyWebSocket``, which checks its
+credential again before it relays anything. Every verb needs ``execute`` on
+``terax.preview``: reading a page of a dev server can change things on it.
 
-Cookie-authenticated requests that change things are checked by origin (same host, no
-``Sec-Fetch-Site: cross-site``) instead of Jupyter's ``_xsrf`` token, which the proxied
-app cannot know; another site may link to a preview but not load it as a subresource.
+A browser reaches a dev server only through a capability route (``relay.py``):
+``ProxyHandler`` serves a token's requests and sends a browser's own navigations on to
+``CapabilityProxyHandler``; a navigation another site started, or anything else that only a
+cookie vouches for, is refused. A connection that another account's process accepts is
+closed before a byte is sent (``connect.py``).
 """
 
 from __future__ import annotations
@@ -19,23 +22,30 @@ import weakref
 from typing import TYPE_CHECKING
 
 from jupyter_server._tz import utcnow
-from jupyter_server.auth.decorator import authorized
+from jupyter_server.auth.decorator import allow_unauthenticated, authorized
 from jupyter_server.base.handlers import JupyterHandler
 from tornado import httputil, web
 from tornado.httpclient import HTTPRequest
 from tornado.simple_httpclient import HTTPTimeoutError, SimpleAsyncHTTPClient
 
-from terax_jupyter.exceptions import TooLarge
-from terax_jupyter.services.preview.headers import response_headers
+from terax_jupyter.exceptions import AccessDenied, TeraxError, TooLarge
+from terax_jupyter.services.preview.connect import OwnListenerTCPClient, is_foreign
+from terax_jupyter.services.preview.headers import (
+    cors_headers,
+    preflight_headers,
+    response_headers,
+)
 from terax_jupyter.services.preview.relay import (
     AUTH_RESOURCE,
     ProxyMixin,
     bracketed,
+    capability_required,
     describe_failure,
+    foreign_listener,
     not_listening_here,
     nothing_listening,
 )
-from terax_jupyter.services.preview.websocket import ProxyWebSocket
+from terax_jupyter.services.preview.websocket import CapabilityProxyWebSocket, ProxyWebSocket
 
 if TYPE_CHECKING:
     from terax_jupyter.services.preview.manager import ProxyTarget
@@ -55,6 +65,8 @@ def _client() -> SimpleAsyncHTTPClient:
         client = SimpleAsyncHTTPClient(
             force_instance=True, max_clients=MAX_CONNECTIONS, max_body_size=1 << 62
         )
+        client.tcp_client.close()
+        client.tcp_client = OwnListenerTCPClient()  # read per request (fetch_impl)
         _clients[loop] = client
     return client
 
@@ -82,33 +94,15 @@ class ProxyHandler(ProxyMixin, JupyterHandler):  # type: ignore[misc]
         return super().get_login_url()  # type: ignore[no-any-return]
 
     def check_xsrf_cookie(self) -> None:
-        """Refuse cross-site writes by origin: the proxied app cannot send Jupyter's token."""
-        if getattr(self, "_jupyter_current_user", None) is None:
-            return  # not authenticated (yet): authentication refuses, or this is called again
-        if self.token_authenticated or self.settings.get("disable_check_xsrf", False):
-            return
-        site = self.request.headers.get("Sec-Fetch-Site", "")
-        origin = self.request.headers.get("Origin")
-        if site in ("cross-site", "same-site") or origin == "null":
-            raise web.HTTPError(403, "Cross-site requests to the preview are refused.")
-        if origin is not None:
-            if not self.check_origin():
-                raise web.HTTPError(403, "Cross-origin requests to the preview are refused.")
-        elif not self.check_referer():
-            raise web.HTTPError(403, "A write to the preview must come from this page.")
+        """Nothing a cookie alone vouches for is proxied (``_entry``); a token cannot be sent
+        by another site, so Jupyter's ``_xsrf`` (which a proxied app cannot know) is not
+        asked for."""
 
     def compute_etag(self) -> str | None:
         return None  # the dev server's caching headers stand as they are
 
     async def prepare(self) -> None:  # type: ignore[override]
         await super().prepare()
-        fetch = self.request.headers
-        if fetch.get("Sec-Fetch-Site") == "cross-site" and fetch.get("Sec-Fetch-Mode") not in (
-            None,
-            "navigate",
-        ):
-            # Another site may link to a preview, not load it into its own page (XSSI).
-            raise web.HTTPError(403, "Another site may not load the preview into its pages.")
         limit = self.terax.preview.max_body_bytes
         with contextlib.suppress(Exception):
             self.request.connection.set_max_body_size(limit + 1)  # type: ignore[union-attr]
@@ -128,42 +122,90 @@ class ProxyHandler(ProxyMixin, JupyterHandler):  # type: ignore[misc]
     # -- verbs -------------------------------------------------------------------------
 
     @web.authenticated
-    @authorized
+    @authorized("execute")
     async def get(self, port: str, path: str) -> None:
-        if self.request.headers.get("Upgrade", "").lower() == "websocket":
-            await self._upgrade()
-        else:
-            await self._forward(port)
+        await self._entry(port)
 
     @web.authenticated
-    @authorized
+    @authorized("execute")
     async def head(self, port: str, path: str) -> None:
-        await self._forward(port)
+        await self._entry(port)
 
     @web.authenticated
-    @authorized
+    @authorized("execute")
     async def post(self, port: str, path: str) -> None:
-        await self._forward(port)
+        await self._entry(port)
 
     @web.authenticated
-    @authorized
+    @authorized("execute")
     async def put(self, port: str, path: str) -> None:
-        await self._forward(port)
+        await self._entry(port)
 
     @web.authenticated
-    @authorized
+    @authorized("execute")
     async def patch(self, port: str, path: str) -> None:
-        await self._forward(port)
+        await self._entry(port)
 
     @web.authenticated
-    @authorized
+    @authorized("execute")
     async def delete(self, port: str, path: str) -> None:
-        await self._forward(port)
+        await self._entry(port)
 
     @web.authenticated
-    @authorized
+    @authorized("execute")
     async def options(self, port: str, path: str) -> None:
-        await self._forward(port)
+        await self._entry(port)
+
+    # -- the Jupyter-authenticated route -----------------------------------------------
+
+    async def _entry(self, port: str) -> None:
+        """A token is proxied; a browser's own navigation goes on to its capability route."""
+        if self.token_authenticated:
+            if self.request.headers.get("Upgrade", "").lower() == "websocket":
+                await self._upgrade(ProxyWebSocket)
+            else:
+                await self._forward(port)
+            return
+        target = self.proxy_target(port)
+        self._refuse_foreign_navigation()
+        user = self.current_user
+        name = getattr(user, "username", None) or str(user)
+        preview = self.terax.preview
+        capability, token = preview.capabilities.issue(name, target.segment)
+        location = preview.capability_prefix(capability.target, token) + self.upstream_path()
+        self.set_header("Cache-Control", "no-store")
+        self.set_header("Referrer-Policy", "no-referrer")
+        self.redirect(location, status=303 if self.request.method == "POST" else 302)
+
+    def _refuse_foreign_navigation(self) -> None:
+        """Only a navigation of the user's own (Lab, a typed address) is sent on."""
+        headers = self.request.headers
+        if self.request.method not in ("GET", "HEAD"):
+            raise AccessDenied(
+                "Pages in the preview reach their dev server through their own preview "
+                "address; open the page in the Terax preview tab.",
+                reason="preview_capability_required",
+            )
+        site = headers.get("Sec-Fetch-Site")
+        if site is None:
+            # A browser that does not say where a request came from: only from this page.
+            if not self.check_referer():
+                raise AccessDenied(
+                    "Open the preview from the Terax preview tab.",
+                    reason="preview_capability_required",
+                )
+        elif site not in ("same-origin", "none"):
+            raise AccessDenied(
+                "Another site sent the browser to this preview; previews open only from "
+                "Jupyter itself (the Terax preview tab, or the address typed in).",
+                reason="cross_site_preview",
+            )
+        if headers.get("Sec-Fetch-Mode", "navigate") != "navigate":
+            raise AccessDenied(
+                "Only a page may be opened at this address; what it loads comes through "
+                "its preview address.",
+                reason="preview_capability_required",
+            )
 
     # -- HTTP --------------------------------------------------------------------------
 
@@ -181,9 +223,10 @@ class ProxyHandler(ProxyMixin, JupyterHandler):  # type: ignore[misc]
         body = bytes(self._body) if self._body or method in ("POST", "PUT", "PATCH") else None
         headers = self.upstream_headers(target, websocket=False)
         failure: BaseException | None = None
+        foreign = False
         for address in target.addresses:
             request = HTTPRequest(
-                f"http://{bracketed(address)}:{target.port}{self.upstream_path()}",
+                f"http://{bracketed(address)}:{target.port}{self.forwarded_path()}",
                 method=method,
                 headers=headers,
                 body=body,
@@ -201,6 +244,9 @@ class ProxyHandler(ProxyMixin, JupyterHandler):  # type: ignore[misc]
                 if self._committed:
                     self._abort()
                     return
+                if is_foreign(error):
+                    foreign = True
+                    continue  # perhaps our own server listens on the next address
                 failure = error
                 if not_listening_here(failure):
                     continue
@@ -215,8 +261,12 @@ class ProxyHandler(ProxyMixin, JupyterHandler):  # type: ignore[misc]
             failure = response.error
             if not not_listening_here(failure):
                 break
+        if foreign and (failure is None or not_listening_here(failure)):
+            raise AccessDenied(foreign_listener(target), reason="not_own_port")
         if failure is None or not_listening_here(failure):
             raise web.HTTPError(502, "%s", nothing_listening(target), reason="Nothing Listening")
+        if isinstance(failure, TeraxError):
+            raise failure
         if isinstance(failure, HTTPTimeoutError):
             raise web.HTTPError(
                 504,
@@ -249,16 +299,25 @@ class ProxyHandler(ProxyMixin, JupyterHandler):  # type: ignore[misc]
         self.clear_header("Content-Type")
         bodiless = start.code in (204, 304) or start.code < 200
         replaced: set[str] = set()
-        for name, value in response_headers(
-            upstream, port=self._target.port, prefix=self.proxy_prefix(), keep_length=not bodiless
-        ):
+        prefix = self.proxy_prefix()
+        if self.capability is not None and _names_prefix(upstream.get("Location", ""), prefix):
+            # The dev server redirects into this very prefix: it serves under it (vite --base),
+            # so from now on it is asked for whole paths.
+            self.terax.preview.capabilities.mount(self.capability)
+        passed = response_headers(
+            upstream, port=self._target.port, prefix=prefix, keep_length=not bodiless
+        )
+        if self.capability is not None and self.request.headers.get("Origin") == "null":
+            passed += cors_headers(upstream)
+        for name, value in passed:
             lower = name.lower()
-            # Jupyter's frame-ancestors policy stays beside the dev server's own policy.
+            # The sandbox policy stays beside the dev server's own policy (both apply).
             if lower not in replaced and lower != "content-security-policy":
                 self.clear_header(name)
                 replaced.add(lower)
             self.add_header(name, value)
         self._committed = True
+        self.record_navigation(start.code)
 
     def _on_chunk(self, chunk: bytes) -> asyncio.Future[None] | None:
         if self._finished or not chunk:
@@ -273,8 +332,74 @@ class ProxyHandler(ProxyMixin, JupyterHandler):  # type: ignore[misc]
 
     # -- WebSocket ---------------------------------------------------------------------
 
-    async def _upgrade(self) -> None:
-        """Hand this request to a WebSocket handler (which authenticates it again)."""
-        socket = ProxyWebSocket(self.application, self.request)
+    async def _upgrade(self, handler: type[ProxyWebSocket]) -> None:
+        """Hand this request to a WebSocket handler (which checks its credential again)."""
+        socket = handler(self.application, self.request)
         self._auto_finish = False  # the WebSocket handler answers this request now
         await socket._execute(self._transforms, *self.path_args, **self.path_kwargs)
+
+
+def _names_prefix(location: str, prefix: str) -> bool:
+    path = location.split("?", 1)[0].split("#", 1)[0]
+    return path == prefix or path.startswith(prefix + "/")
+
+
+@web.stream_request_body
+class CapabilityProxyHandler(ProxyHandler):
+    """``/terax/proxy/<target>~<capability>/``: what a previewed page loads, and its requests.
+
+    No Jupyter credential arrives here (a sandboxed page sends no cookies) and none is
+    needed: the capability is one, for this target only. Jupyter's ``_xsrf`` check does not
+    apply either; the capability, which another site cannot know, takes its place.
+    """
+
+    @allow_unauthenticated
+    @capability_required
+    async def get(self, port: str, capability: str, path: str) -> None:  # type: ignore[override]
+        if self.request.headers.get("Upgrade", "").lower() == "websocket":
+            await self._upgrade(CapabilityProxyWebSocket)
+        else:
+            await self._forward(port)
+
+    @allow_unauthenticated
+    @capability_required
+    async def head(self, port: str, capability: str, path: str) -> None:  # type: ignore[override]
+        await self._forward(port)
+
+    @allow_unauthenticated
+    @capability_required
+    async def post(self, port: str, capability: str, path: str) -> None:  # type: ignore[override]
+        await self._forward(port)
+
+    @allow_unauthenticated
+    @capability_required
+    async def put(self, port: str, capability: str, path: str) -> None:  # type: ignore[override]
+        await self._forward(port)
+
+    @allow_unauthenticated
+    @capability_required
+    async def patch(self, port: str, capability: str, path: str) -> None:  # type: ignore[override]
+        await self._forward(port)
+
+    @allow_unauthenticated
+    @capability_required
+    async def delete(self, port: str, capability: str, path: str) -> None:  # type: ignore[override]
+        await self._forward(port)
+
+    @allow_unauthenticated
+    @capability_required
+    async def options(self, port: str, capability: str, path: str) -> None:  # type: ignore[override]
+        headers = self.request.headers
+        if headers.get("Origin") == "null" and "Access-Control-Request-Method" in headers:
+            # The sandboxed page's preflight, for a request that was same-origin before the
+            # sandbox: its dev server never had to answer one.
+            self.proxy_target(port)
+            self.set_status(204)
+            for name, value in preflight_headers(headers):
+                self.set_header(name, value)
+            self.finish()
+            return
+        await self._forward(port)
+
+    def get_login_url(self) -> str:
+        raise web.HTTPError(403, "This preview address needs its capability.")

@@ -1,35 +1,66 @@
-"""What the preview proxy's HTTP and WebSocket halves share: target, prefix, headers, errors.
+"""What the preview proxy's HTTP and WebSocket halves share: target, prefix, capability,
+headers, errors.
 
-Errors are a small HTML page for a browser navigation (it shows in the preview tab, which
-reads the ``terax-preview-error`` meta to show the message in Lab's theme) and
-``{"message", "reason"}`` JSON otherwise.
+Two routes lead in. ``/terax/proxy/<target>/`` is Jupyter-authenticated: a token (a tool, not
+a browser's ambient cookie) is proxied there; a browser's own navigation is sent on to the
+capability route, and nothing else a cookie carries is served. ``/terax/proxy/<target>~<cap>/``
+is what a previewed page loads from: the capability is its only credential (a sandboxed page
+sends no cookies), checked by ``capability_required`` before anything else.
+
+Errors are a small HTML page for a browser navigation and ``{"message", "reason"}`` JSON
+otherwise. The preview tab cannot look into its sandboxed frame, so a navigation's outcome
+(path, status, the error) is recorded on its capability for the tab to ask about.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import html
 import json
 from http.client import responses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from jupyter_server.utils import url_path_join
 from tornado import httputil, web
 
 from terax_jupyter.base import JsonErrorsMixin
 from terax_jupyter.exceptions import TeraxError
-from terax_jupyter.services.preview.headers import request_headers
+from terax_jupyter.services.preview.capabilities import Navigation
+from terax_jupyter.services.preview.headers import SANDBOX_POLICY, request_headers
+from terax_jupyter.services.preview.manager import CAPABILITY_SEPARATOR
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from terax_jupyter.services.preview.capabilities import Capability
     from terax_jupyter.services.preview.manager import ProxyTarget
 
 AUTH_RESOURCE = "terax.preview"
 ERROR_META = "terax-preview-error"
+# Our own pages (errors) need no script at all.
+ERROR_PAGE_POLICY = "sandbox; default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'self'"
+_Method = TypeVar("_Method", bound="Callable[..., Any]")
 # The connection errors that mean "not on this address": try the next one.
 _NOT_HERE = frozenset(
     {errno.ECONNREFUSED, errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT, errno.ENETUNREACH}
 )
+
+
+def capability_required(method: _Method) -> _Method:
+    """The verb of a capability route: the capability is checked (and the request then counts
+    as its use) before the verb runs; refused with 403 ``preview_expired`` or
+    ``preview_capability_mismatch``."""
+
+    @functools.wraps(method)
+    async def capability_required_inner(
+        self: ProxyMixin, port: str, capability: str, path: str
+    ) -> Any:
+        self.capability = self.terax.preview.capabilities.check(capability, port)
+        return await method(self, port, capability, path)
+
+    return capability_required_inner  # type: ignore[return-value]
 
 
 class ProxyMixin(JsonErrorsMixin):
@@ -37,6 +68,14 @@ class ProxyMixin(JsonErrorsMixin):
 
     request: httputil.HTTPServerRequest
     base_url: str
+    capability: Capability | None = None
+
+    def set_default_headers(self) -> None:
+        super().set_default_headers()  # type: ignore[misc]
+        # Jupyter's own policy (a hub's frame-ancestors 'none') would blank the preview tab;
+        # this one keeps the page framable by Lab only, and without Jupyter's origin.
+        self.set_header("Content-Security-Policy", SANDBOX_POLICY)  # type: ignore[attr-defined]
+        self.clear_header("Access-Control-Allow-Origin")  # type: ignore[attr-defined]
 
     def proxy_target(self, port: str) -> ProxyTarget:
         return self.terax.preview.target(port, also_own=self._local_ports())
@@ -49,6 +88,19 @@ class ProxyMixin(JsonErrorsMixin):
             ports.add(int(stream.socket.getsockname()[1]))
         return ports
 
+    def is_navigation(self) -> bool:
+        return self.request.headers.get("Sec-Fetch-Mode") == "navigate"
+
+    def record_navigation(self, status: int, error: dict[str, Any] | None = None) -> None:
+        """A frame's page loaded (or failed): the preview tab asks for it after ``load``."""
+        if self.capability is None or not self.is_navigation():
+            return
+        if self.request.headers.get("Sec-Fetch-Dest") not in ("iframe", "frame"):
+            return
+        self.terax.preview.capabilities.navigated(
+            self.capability, Navigation(self.upstream_path(), status, error)
+        )
+
     def proxy_prefix(self) -> str:
         """``<base_url>terax/proxy/<segment>`` as the browser sent it (no trailing slash)."""
         base = url_path_join(self.base_url, "terax/proxy/")
@@ -59,6 +111,13 @@ class ProxyMixin(JsonErrorsMixin):
         """The request's path and query below the prefix, exactly as sent (still encoded)."""
         rest = self.request.path[len(self.proxy_prefix()) :] or "/"
         return rest + (f"?{self.request.query}" if self.request.query else "")
+
+    def forwarded_path(self) -> str:
+        """What the dev server is asked for: the path below the prefix, or the whole path for
+        a dev server that serves under the prefix itself (``vite --base <prefix>``)."""
+        if self.capability is not None and self.capability.mounted:
+            return self.request.path + (f"?{self.request.query}" if self.request.query else "")
+        return self.upstream_path()
 
     def upstream_headers(self, target: ProxyTarget, *, websocket: bool) -> httputil.HTTPHeaders:
         dropped = {"_xsrf"}
@@ -73,6 +132,7 @@ class ProxyMixin(JsonErrorsMixin):
             drop_cookies=dropped,
             drop_authorization=self._carries_jupyter_token(),
             websocket=websocket,
+            vouched=self.capability is not None,
         ):
             headers.add(name, value)
         return headers
@@ -90,10 +150,14 @@ class ProxyMixin(JsonErrorsMixin):
         return "text/html" in accept and self.request.method in ("GET", "HEAD")
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
+        message, reason = self._describe(status_code, kwargs.get("exc_info"))
+        self.record_navigation(
+            status_code, {"status": status_code, "reason": reason, "message": message}
+        )
+        self.set_header("Content-Security-Policy", ERROR_PAGE_POLICY)  # type: ignore[attr-defined]
         if not self.wants_html():
             super().write_error(status_code, **kwargs)
             return
-        message, reason = self._describe(status_code, kwargs.get("exc_info"))
         self.set_header("Content-Type", "text/html; charset=UTF-8")
         self.finish(error_page(status_code, message, reason))  # type: ignore[attr-defined]
 
@@ -132,6 +196,12 @@ def error_page(status: int, message: str, reason: str) -> str:
     )
 
 
+def split_segment(segment: str) -> tuple[str, str | None]:
+    """``5173~<token>`` -> ("5173", token); a plain target has none."""
+    target, separator, token = segment.partition(CAPABILITY_SEPARATOR)
+    return target, (token if separator else None)
+
+
 def bracketed(address: str) -> str:
     return f"[{address}]" if ":" in address else address
 
@@ -141,6 +211,13 @@ def not_listening_here(error: BaseException | None) -> bool:
         return True
     cause = getattr(error, "__cause__", None) or getattr(error, "__context__", None)
     return isinstance(cause, OSError) and cause.errno in _NOT_HERE
+
+
+def foreign_listener(target: ProxyTarget) -> str:
+    return (
+        f"Port {target.port} is served by a process of another account on this machine; the "
+        "preview only opens servers that your own account runs."
+    )
 
 
 def nothing_listening(target: ProxyTarget) -> str:

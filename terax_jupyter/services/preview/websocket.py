@@ -6,17 +6,21 @@ import asyncio
 from http.client import responses
 from typing import TYPE_CHECKING, Any
 
-from jupyter_server.auth.decorator import ws_authenticated
+from jupyter_server.auth.decorator import allow_unauthenticated, ws_authenticated
 from tornado import web
 from tornado.httpclient import HTTPClientError, HTTPRequest
-from tornado.websocket import WebSocketClosedError, WebSocketError, websocket_connect
+from tornado.websocket import WebSocketClosedError, WebSocketError
 
 from terax_jupyter.base import TeraxWebSocketHandler
+from terax_jupyter.exceptions import AccessDenied
+from terax_jupyter.services.preview.connect import is_foreign, websocket_connect
 from terax_jupyter.services.preview.relay import (
     AUTH_RESOURCE,
     ProxyMixin,
     bracketed,
+    capability_required,
     describe_failure,
+    foreign_listener,
     not_listening_here,
     nothing_listening,
 )
@@ -63,9 +67,10 @@ class ProxyWebSocket(ProxyMixin, TeraxWebSocketHandler):
         ]
         headers = self.upstream_headers(target, websocket=True)
         failure: BaseException | None = None
+        foreign = False
         for address in target.addresses:
             request = HTTPRequest(
-                f"ws://{bracketed(address)}:{target.port}{self.upstream_path()}",
+                f"ws://{bracketed(address)}:{target.port}{self.forwarded_path()}",
                 headers=headers,
                 connect_timeout=self.terax.preview.connect_timeout,
                 request_timeout=HANDSHAKE_TIMEOUT,
@@ -80,6 +85,9 @@ class ProxyWebSocket(ProxyMixin, TeraxWebSocketHandler):
                     reason="Upstream Refused",
                 ) from None
             except HTTPClientError as error:
+                if is_foreign(error):
+                    foreign = True
+                    continue
                 if error.code != 599:
                     status = f"{error.code} {responses.get(error.code, '')}".strip()
                     raise web.HTTPError(
@@ -90,9 +98,14 @@ class ProxyWebSocket(ProxyMixin, TeraxWebSocketHandler):
                     ) from None
                 failure = error
             except OSError as error:
+                if is_foreign(error):
+                    foreign = True
+                    continue
                 failure = error
             if not not_listening_here(failure):
                 break
+        if foreign and (failure is None or not_listening_here(failure)):
+            raise AccessDenied(foreign_listener(target), reason="not_own_port")
         if failure is None or not_listening_here(failure):
             raise web.HTTPError(502, "%s", nothing_listening(target), reason="Nothing Listening")
         raise web.HTTPError(
@@ -114,6 +127,7 @@ class ProxyWebSocket(ProxyMixin, TeraxWebSocketHandler):
         upstream = self.upstream
         if upstream is None:
             return
+        self._used()
         try:
             await upstream.write_message(message, binary=isinstance(message, bytes))
         except WebSocketClosedError:
@@ -126,6 +140,7 @@ class ProxyWebSocket(ProxyMixin, TeraxWebSocketHandler):
             message = await upstream.read_message()
             if message is None:
                 break
+            self._used()
             try:
                 await self.write_message(message, binary=isinstance(message, bytes))
             except WebSocketClosedError:
@@ -134,6 +149,10 @@ class ProxyWebSocket(ProxyMixin, TeraxWebSocketHandler):
         code = upstream.close_code
         self.close(code if _sendable(code) else None, upstream.close_reason)
 
+    def _used(self) -> None:
+        if self.capability is not None:
+            self.terax.preview.capabilities.keep_alive(self.capability)
+
     def on_close(self) -> None:
         upstream, self.upstream = self.upstream, None
         if upstream is not None:
@@ -141,6 +160,37 @@ class ProxyWebSocket(ProxyMixin, TeraxWebSocketHandler):
             upstream.close(code if _sendable(code) else None, self.close_reason)
         if self._relay is not None and not self._relay.done():
             self._relay.cancel()
+
+
+class CapabilityProxyWebSocket(ProxyWebSocket):
+    """The hot-reload socket of a previewed page: its capability is its credential.
+
+    The sandboxed page's origin is ``null``; another site's page (which could only have the
+    capability if it was given it) is refused by its origin anyway.
+    """
+
+    @allow_unauthenticated
+    @capability_required
+    async def get(self, port: str, capability: str, path: str) -> None:  # type: ignore[override]
+        target = self.proxy_target(port)
+        origin = self.get_origin()
+        if origin is not None and not self.check_origin(origin):
+            raise web.HTTPError(403, "Cross-origin WebSocket to the preview refused.")
+        self.upstream = await self._connect(target)
+        try:
+            await TeraxWebSocketHandler.get(self, port, capability, path)
+        finally:
+            if self._relay is None and self.upstream is not None:
+                self.upstream.close()
+                self.upstream = None
+
+    def check_origin(self, origin: str | None = None) -> bool:
+        if origin is None or origin == "null":
+            return True
+        return super().check_origin(origin)  # type: ignore[no-any-return]
+
+    def get_login_url(self) -> str:
+        raise web.HTTPError(403, "This preview address needs its capability.")
 
 
 _SENDABLE_CLOSE_CODES = frozenset({1000, 1001, 1002, 1003, *range(1007, 1015)})

@@ -202,6 +202,55 @@ def proxy_fetch(
 
 
 @pytest.fixture
+def browser_cookie(
+    jp_fetch: Callable[..., Awaitable[Any]],
+    jp_serverapp: Any,
+    jp_http_port: int,
+    jp_asyncio_loop: asyncio.AbstractEventLoop,
+) -> dict[str, str]:
+    """The headers of a logged-in browser: Jupyter's login cookie, no token."""
+    token = jp_serverapp.identity_provider.token
+    login = jp_asyncio_loop.run_until_complete(
+        jp_fetch("api", "status", params={"token": token}, headers={"Authorization": ""})
+    )
+    cookie = "; ".join(c.split(";", 1)[0] for c in login.headers.get_list("Set-Cookie"))
+    assert cookie
+    # The cookie is named after the host it was set for; requests must present that host.
+    return {"Authorization": "", "Cookie": cookie, "Host": f"127.0.0.1:{jp_http_port}"}
+
+
+@pytest.fixture
+def capability(
+    jp_fetch: Callable[..., Awaitable[Any]],
+) -> Callable[[int | str], Awaitable[str]]:
+    """``await capability(port)``: the capability prefix (trailing slash) the tab would load."""
+
+    async def issue(target: int | str) -> str:
+        response = await jp_fetch(
+            "terax", "api", "preview", "capabilities", method="POST",
+            body=json.dumps({"target": str(target)}),
+        )  # fmt: skip
+        return str(json.loads(response.body)["prefix"])
+
+    return issue
+
+
+@pytest.fixture
+def capability_fetch(http_server_client: Any) -> Callable[..., Awaitable[Any]]:
+    """``await capability_fetch(prefix, "path", **options)``: as a sandboxed page asks, with
+    no Jupyter credential at all."""
+
+    def fetch(prefix: str, path: str = "", **kwargs: Any) -> Awaitable[Any]:
+        kwargs.setdefault("follow_redirects", False)
+        kwargs.setdefault("allow_nonstandard_methods", True)
+        kwargs.setdefault("request_timeout", 30)
+        headers = {"Authorization": "", **kwargs.pop("headers", {})}
+        return http_server_client.fetch(prefix + path, headers=headers, **kwargs)  # type: ignore[no-any-return]
+
+    return fetch
+
+
+@pytest.fixture
 def upstream(jp_asyncio_loop: asyncio.AbstractEventLoop) -> Iterator[Upstream]:
     """A dev server on 127.0.0.1 only."""
     found, server = start_upstream()

@@ -6,6 +6,8 @@ import pytest
 from tornado.httputil import HTTPHeaders
 
 from terax_jupyter.services.preview.headers import (
+    cors_headers,
+    preflight_headers,
     request_headers,
     response_headers,
     rewrite_cookie,
@@ -141,7 +143,7 @@ def test_response_headers_pass_except_what_acts_on_the_origin() -> None:
         ("Content-Type", "text/html"),
         ("Cache-Control", "no-cache"),
         ("Etag", '"1"'),
-        ("X-Frame-Options", "SAMEORIGIN"),
+        # X-Frame-Options goes: the sandbox policy's frame-ancestors decides (Lab only).
         ("Content-Security-Policy", "frame-ancestors 'self'; script-src 'self'"),
         ("Content-Security-Policy-Report-Only", "default-src 'self'"),
         ("Content-Length", "12"),
@@ -170,6 +172,11 @@ def test_response_headers_pass_except_what_acts_on_the_origin() -> None:
         ("javascript:alert(1)", "javascript:alert(1)"),
         ("http://[bad", "http://[bad"),
         ("http://localhost:99999999/", "http://localhost:99999999/"),
+        # A dev server that serves under the prefix itself (vite --base) names it already.
+        (f"{PREFIX}/", f"{PREFIX}/"),
+        (f"{PREFIX}/a?b=1", f"{PREFIX}/a?b=1"),
+        (f"http://localhost:5173{PREFIX}/a#x", f"{PREFIX}/a#x"),
+        (f"{PREFIX}x/", f"{PREFIX}{PREFIX}x/"),  # another segment is not under it
     ],
 )
 def test_locations(location: str, rewritten: str) -> None:
@@ -185,7 +192,43 @@ def test_locations(location: str, rewritten: str) -> None:
         ("sid=1; Max-Age=60", "sid=1; Max-Age=60"),
         ("sid=1; Path=", f"sid=1; Path={PREFIX}/"),
         ("sid=1; Path=relative", f"sid=1; Path={PREFIX}/relative"),
+        (f"sid=1; Path={PREFIX}/app", f"sid=1; Path={PREFIX}/app"),
     ],
 )
 def test_cookies(cookie: str, rewritten: str) -> None:
     assert rewrite_cookie(cookie, prefix=PREFIX) == rewritten
+
+
+def test_the_sandboxed_page_may_read_its_own_server() -> None:
+    answer = headers(("Content-Type", "text/plain"), ("X-Total", "3"), ("Set-Cookie", "a=1"))
+    sent = dict(cors_headers(answer))
+    assert sent["Access-Control-Allow-Origin"] == "null"
+    assert sent["Access-Control-Expose-Headers"] == "Content-Type, X-Total"
+    asked = headers(
+        ("Access-Control-Request-Method", "PATCH"),
+        ("Access-Control-Request-Headers", "content-type, x-csrf"),
+    )
+    answer_to_preflight = dict(preflight_headers(asked))
+    assert answer_to_preflight["Access-Control-Allow-Methods"] == "PATCH"
+    assert answer_to_preflight["Access-Control-Allow-Headers"] == "content-type, x-csrf"
+    # Nothing that is not a header token is echoed back.
+    odd = headers(("Access-Control-Request-Method", "GET;X"),
+                  ("Access-Control-Request-Headers", "a b"))  # fmt: skip
+    assert set(dict(preflight_headers(odd))) == {
+        "Access-Control-Allow-Origin", "Access-Control-Allow-Credentials",
+        "Access-Control-Max-Age", "Vary",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("policy", "sent"),
+    [
+        ("unsafe-url", "strict-origin-when-cross-origin"),
+        ("no-referrer, unsafe-url", "strict-origin-when-cross-origin"),
+        ("no-referrer-when-downgrade", "strict-origin-when-cross-origin"),
+        ("same-origin", "same-origin"),
+        ("no-referrer", "no-referrer"),
+    ],
+)
+def test_a_referrer_policy_never_sends_the_capability_away(policy: str, sent: str) -> None:
+    assert response(("Referrer-Policy", policy)) == [("Referrer-Policy", sent)]

@@ -14,6 +14,7 @@ from tornado.httpclient import AsyncHTTPClient, HTTPClientError
 from tornado.websocket import WebSocketClosedError
 
 from terax_jupyter.pytest_plugin import BASE_URLS, error_of
+from terax_jupyter.services.preview.headers import SANDBOX_POLICY
 from terax_jupyter.services.preview.relay import ERROR_META
 
 from .conftest import free_port
@@ -194,9 +195,10 @@ async def test_the_dev_server_cannot_act_on_the_whole_origin(
 ) -> None:
     response = await proxy_fetch(upstream.port, "framed")
     headers = response.headers
-    assert headers["X-Frame-Options"] == "SAMEORIGIN"  # the preview tab may show it
+    assert "X-Frame-Options" not in headers  # frame-ancestors 'self' below: the preview tab
     policies = headers.get_list("Content-Security-Policy")
     assert "default-src 'self'; frame-ancestors 'self'" in policies
+    assert SANDBOX_POLICY in policies  # the page runs without Jupyter's origin
     assert all("frame-ancestors 'none'" not in p for p in policies)
     for dropped in ("Strict-Transport-Security", "Clear-Site-Data", "Service-Worker-Allowed"):
         assert dropped not in headers
@@ -298,46 +300,53 @@ async def test_no_token_no_proxy(proxy_fetch: Fetch, jp_ws_fetch: Any, upstream:
     assert upstream.requests == []
 
 
-async def test_cross_site_writes_are_refused(
-    jp_fetch: Fetch, proxy_fetch: Fetch, upstream: Upstream, jp_http_port: int, jp_serverapp: Any
+async def test_a_browser_cookie_alone_reaches_no_dev_server(
+    proxy_fetch: Fetch, upstream: Upstream, browser_cookie: dict[str, str], jp_base_url: str
 ) -> None:
-    token = jp_serverapp.identity_provider.token
-    login = await jp_fetch("api", "status", params={"token": token}, headers={"Authorization": ""})
-    cookie = "; ".join(c.split(";", 1)[0] for c in login.headers.get_list("Set-Cookie"))
-    host = f"127.0.0.1:{jp_http_port}"
-    browser = {"Authorization": "", "Cookie": cookie, "Host": host}
-    same = {**browser, "Origin": f"http://{host}", "Sec-Fetch-Site": "same-origin"}
-    response = await proxy_fetch(upstream.port, "form", method="POST", body="a=1", headers=same)
-    seen = json.loads(response.body)
-    assert seen["body"] == "a=1"
-    # The dev server sees its own origin, so its CSRF origin check passes.
-    assert seen["headers"]["Origin"] == f"http://localhost:{upstream.port}"
-    assert "_xsrf" not in json.dumps(seen["cookies"])
+    """Whatever a cookie carries is refused, except the user's own navigation, which goes on
+    to the page's capability address (where no cookie counts)."""
     refused = [
-        {**browser, "Origin": "http://evil.example"},
-        {**browser, "Origin": "null"},
-        {**browser, "Origin": f"http://{host}", "Sec-Fetch-Site": "cross-site"},
-        browser,  # neither Origin nor Referer
-        {**browser, "Referer": "http://evil.example/page"},
-    ]
-    for headers in refused:
+        ("POST", {"Origin": "http://evil.example"}, "preview_capability_required"),
+        ("POST", {"Origin": "null"}, "preview_capability_required"),
+        ("POST", {"Sec-Fetch-Site": "same-origin"}, "preview_capability_required"),
+        ("PUT", {"Sec-Fetch-Site": "same-origin"}, "preview_capability_required"),
+        ("GET", {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"},
+         "cross_site_preview"),
+        ("GET", {"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "navigate"},
+         "cross_site_preview"),
+        ("GET", {"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "no-cors"},
+         "preview_capability_required"),
+        ("GET", {"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors"},
+         "preview_capability_required"),
+        ("GET", {}, "preview_capability_required"),  # neither Sec-Fetch-Site nor Referer
+        ("GET", {"Referer": "http://evil.example/page"}, "preview_capability_required"),
+    ]  # fmt: skip
+    for method, extra, reason in refused:
         with pytest.raises(HTTPClientError) as caught:
-            await proxy_fetch(upstream.port, "form", method="POST", body="a=1", headers=headers)
-        assert caught.value.code in (403, 404), headers
-    assert [r["uri"] for r in upstream.requests] == ["/form"]
-    # A same-origin page's GET with the cookie is fine (nothing to forge), and so is a link
-    # from another site; another site's page may not load it as a script or image.
-    response = await proxy_fetch(upstream.port, "page", headers=browser)
-    assert json.loads(response.body)["uri"] == "/page"
-    linked = {**browser, "Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"}
-    response = await proxy_fetch(upstream.port, "linked", headers=linked)
-    assert json.loads(response.body)["uri"] == "/linked"
-    with pytest.raises(HTTPClientError) as caught:
-        await proxy_fetch(
-            upstream.port, "data.json", headers={**linked, "Sec-Fetch-Mode": "no-cors"}
+            await proxy_fetch(
+                upstream.port,
+                "form",
+                method=method,
+                body="a=1" if method in ("POST", "PUT") else None,
+                headers={**browser_cookie, **extra},
+            )
+        assert caught.value.code == 403, (method, extra)
+        assert error_of(caught.value)["reason"] == reason, (method, extra)
+    assert upstream.requests == []
+    # The user's own navigation (Lab, a typed address) goes on to the capability address.
+    for extra in (
+        {"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "navigate"},
+        {"Sec-Fetch-Site": "none", "Sec-Fetch-Mode": "navigate"},
+    ):
+        response = await proxy_fetch(
+            upstream.port, "page?q=1", headers={**browser_cookie, **extra}, raise_error=False
         )
-    assert caught.value.code == 403
-    assert [r["uri"] for r in upstream.requests] == ["/form", "/page", "/linked"]
+        assert response.code == 302
+        assert response.headers["Cache-Control"] == "no-store"
+        location = response.headers["Location"]
+        assert location.startswith(f"{prefix(jp_base_url, upstream.port)}~")
+        assert location.endswith("/page?q=1")
+    assert upstream.requests == []
 
 
 # -- WebSocket -------------------------------------------------------------------------------------
@@ -448,26 +457,14 @@ async def test_no_target_makes_the_proxy_fail(proxy_fetch: Fetch) -> None:
     assert {400, 403} <= set(statuses), statuses
 
 
-async def test_a_cross_site_websocket_is_refused_before_the_dev_server_is_asked(
-    jp_fetch: Fetch, jp_ws_fetch: Any, upstream: Upstream, jp_http_port: int, jp_serverapp: Any
+async def test_a_cookie_websocket_is_refused_before_the_dev_server_is_asked(
+    jp_ws_fetch: Any, upstream: Upstream, browser_cookie: dict[str, str], jp_http_port: int
 ) -> None:
-    token = jp_serverapp.identity_provider.token
-    login = await jp_fetch("api", "status", params={"token": token}, headers={"Authorization": ""})
-    cookie = "; ".join(c.split(";", 1)[0] for c in login.headers.get_list("Set-Cookie"))
-    host = f"127.0.0.1:{jp_http_port}"
-    browser = {"Authorization": "", "Cookie": cookie, "Host": host}
-    ws = await jp_ws_fetch(
-        "terax", "proxy", str(upstream.port), "ws", headers={**browser, "Origin": f"http://{host}"}
-    )
-    hello = json.loads(await asyncio.wait_for(ws.read_message(), 10))
-    assert hello["origin"] == f"http://localhost:{upstream.port}"  # the dev server's own
-    ws.close()
-    with pytest.raises(HTTPClientError) as caught:
-        await jp_ws_fetch(
-            "terax", "proxy", str(upstream.port), "ws",
-            headers={**browser, "Origin": "http://evil.example"},
-        )  # fmt: skip
-    assert caught.value.code == 403
-    await asyncio.sleep(0.2)
-    # Refused before the dev server was asked: it only ever saw the first socket.
-    assert len(upstream.websocket_closed) == 1
+    for origin in (f"http://127.0.0.1:{jp_http_port}", "http://evil.example", "null"):
+        with pytest.raises(HTTPClientError) as caught:
+            await jp_ws_fetch(
+                "terax", "proxy", str(upstream.port), "ws",
+                headers={**browser_cookie, "Origin": origin},
+            )  # fmt: skip
+        assert caught.value.code == 403
+    assert upstream.requests == []
