@@ -145,7 +145,7 @@ class TeraxApp(ExtensionApp):
             grep=grep,
             watch=watch,
             pty=pty,
-            git=GitManager(security, parent=self),
+            git=GitManager(security, state_dir, parent=self),
             secrets=secrets,
             ai=ai,
             preview=preview,

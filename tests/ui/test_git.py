@@ -15,12 +15,14 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.services.git.history_fixtures import fast_import, random_dag
+from tests.services.git.hostile import embedded_bare_clone, make_trap, plant_hooks, raw_git
 
 from .helpers import (
     DARK,
     LIGHT,
     artifact_name,
     change_theme,
+    server_api,
     wait_for_reloaded,
     write,
 )
@@ -495,3 +497,111 @@ def test_history_tab_comes_back_after_a_reload(
     expect(first.locator(".jp-TeraxHistory-subject-text")).to_have_text("Merge branch 'feature'")
     expect(history.locator(".jp-TeraxHistory-row[data-parents='2']")).to_have_count(1)
     page.screenshot(path=artifact_name(request, "-restored"))
+
+
+# -- repositories that name programs -----------------------------------------------------------
+
+
+@pytest.fixture
+def git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The identity for the git helpers of tests/services/git (they use the environment)."""
+    for name, value in GIT_ENV.items():
+        monkeypatch.setenv(name, value)
+
+
+def test_browsing_into_an_embedded_bare_repository_runs_nothing(
+    page: Page,
+    lab: LabServer,
+    tmp_path: Path,
+    git_identity: None,
+    request: pytest.FixtureRequest,
+) -> None:
+    # A project that commits a bare repository as plain files (docs/payload with HEAD, refs,
+    # objects and a config naming fsmonitor), cloned plainly. The Git model follows the
+    # file browser even with the Git panel closed: entering docs/payload must run nothing.
+    trap = make_trap(tmp_path / "trap")
+    name = f"cloned-{uuid.uuid4().hex[:8]}"
+    clone = embedded_bare_clone(lab.root, tmp_path / "source", trap, name)
+    payload = clone / "docs" / "payload"
+    raw_git(payload, "status")
+    assert trap.fired(), "plain git in docs/payload runs the payload's fsmonitor"
+    trap.reset()
+
+    with page.expect_response(
+        lambda r: "/terax/api/git/status" in r.url and r.request.method == "GET",
+        timeout=TIMEOUT_MS,
+    ) as answer:
+        page.evaluate(
+            "path => window.jupyterapp.commands.execute('filebrowser:go-to-path', { path })",
+            f"{name}/docs/payload/",
+        )
+    assert answer.value.status == 200
+    expect(page.locator(".jp-DirListing-item", has_text="HEAD")).to_be_visible(timeout=TIMEOUT_MS)
+    page.screenshot(path=artifact_name(request, "-browsing"))
+    assert trap.fired() == []
+    # The panel shows the project around the payload, not the payload.
+    page.evaluate("() => window.jupyterapp.commands.execute('terax:git-panel')")
+    panel = page.locator(PANEL)
+    expect(panel.locator(".jp-TeraxGit-branchName")).to_have_text("main", timeout=TIMEOUT_MS)
+    expect(panel.locator(".jp-TeraxGit-trust")).to_have_count(0)
+    info = server_api(lab, f"terax/api/git/repository?path={name}/docs/payload")
+    assert info["relative_root"] == name
+    page.screenshot(path=artifact_name(request, "-payload"))
+    assert trap.fired() == []
+
+
+def test_the_trust_prompt_decides_whether_hooks_run(
+    page: Page, lab: LabServer, repo: Path, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    trap = make_trap(tmp_path / "trap")
+    plant_hooks(repo / ".git", trap, ("pre-commit", "post-commit"))
+    git(repo, "config", "filter.strip.clean", str(trap.program))
+    panel = open_repository(page, repo)
+    bar = panel.locator(".jp-TeraxGit-trust")
+    expect(bar).to_have_attribute("data-trusted", "false", timeout=TIMEOUT_MS)
+    expect(bar).to_contain_text("Restricted mode")
+    expect(bar).to_contain_text("the pre-commit hook")
+    page.screenshot(path=artifact_name(request, "-restricted"))
+
+    # Untrusted: the commit is made, its hooks do not run, and the panel says so.
+    git(repo, "add", "app.py")
+    expect(file_row(panel, "staged", "app.py")).to_be_visible(timeout=TIMEOUT_MS)
+    message = panel.locator(".jp-TeraxGit-commitInput")
+    message.click()
+    page.keyboard.type("Commit without hooks")
+    page.keyboard.press("Control+Enter")
+    expect(message).to_have_value("", timeout=TIMEOUT_MS)
+    skipped = panel.locator(".jp-TeraxGit-notice[data-kind='hooks-skipped']")
+    expect(skipped).to_contain_text("pre-commit, post-commit", timeout=TIMEOUT_MS)
+    assert git(repo, "log", "-1", "--format=%s").strip() == "Commit without hooks"
+    assert trap.fired() == []
+
+    # Trust: the dialog says what trusting lets run; cancelling changes nothing.
+    bar.get_by_role("button", name="Trust…").click()
+    dialog = page.locator(".jp-Dialog")
+    expect(dialog).to_contain_text("Trust this repository?", timeout=TIMEOUT_MS)
+    expect(dialog).to_contain_text("hook: pre-commit")
+    expect(dialog).to_contain_text(f"filter.strip.clean = {trap.program}")
+    page.screenshot(path=artifact_name(request, "-prompt"))
+    dialog.get_by_role("button", name="Keep restricted").click()
+    expect(bar).to_have_attribute("data-trusted", "false")
+    bar.get_by_role("button", name="Trust…").click()
+    page.locator(".jp-Dialog").get_by_role("button", name="Trust", exact=True).click()
+    expect(bar).to_have_attribute("data-trusted", "true", timeout=TIMEOUT_MS)
+    expect(bar).to_contain_text("Trusted: its hooks and filters run.")
+    assert server_api(lab, f"terax/api/git/trust?path={repo.name}")["trusted"] is True
+    page.screenshot(path=artifact_name(request, "-trusted"))
+
+    write(repo / "README.md", "# Project\n\nTrusted now.\n")
+    git(repo, "add", "README.md")
+    expect(file_row(panel, "staged", "README.md")).to_be_visible(timeout=TIMEOUT_MS)
+    message.click()
+    page.keyboard.type("Commit with hooks")
+    page.keyboard.press("Control+Enter")
+    expect(message).to_have_value("", timeout=TIMEOUT_MS)
+    assert [line.split()[0] for line in trap.fired()] == ["pre-commit", "post-commit"]
+    expect(skipped).to_have_count(0)
+
+    bar.get_by_role("button", name="Stop trusting").click()
+    expect(bar).to_have_attribute("data-trusted", "false", timeout=TIMEOUT_MS)
+    assert server_api(lab, f"terax/api/git/trust?path={repo.name}")["trusted"] is False

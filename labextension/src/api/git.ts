@@ -37,6 +37,32 @@ export interface IGitRemote {
 }
 
 /**
+ * A program setting of the repository's own configuration.
+ */
+export interface IGitProgramSetting {
+  key: string;
+  value: string;
+}
+
+/**
+ * Whether git runs the programs a repository names (its hooks, filters,
+ * fsmonitor, signing and ssh programs). Untrusted, none of them runs.
+ */
+export interface IGitTrust {
+  trusted: boolean;
+  /** Who trusts it: the user, or the administrator's configuration. */
+  source: 'user' | 'admin' | null;
+  trusted_by: string | null;
+  trusted_at: string | null;
+  /** Whether the user may change it here. */
+  can_change: boolean;
+  /** What the repository's own configuration names. */
+  programs: IGitProgramSetting[];
+  /** Hooks present in its hooks folder. */
+  hooks: string[];
+}
+
+/**
  * The answer of `GET git/repository`.
  */
 export interface IGitRepository {
@@ -46,6 +72,7 @@ export interface IGitRepository {
   relative_root: string;
   head: IGitHead;
   remotes: IGitRemote[];
+  trust: IGitTrust;
 }
 
 /**
@@ -178,6 +205,10 @@ export interface IGitDiscardSummary {
 export interface IGitCommitResult {
   oid: string;
   summary: string;
+  /** Whether the repository is trusted (its hooks ran). */
+  trusted: boolean;
+  /** Hooks the repository has that did not run (it is not trusted). */
+  hooks_skipped: string[];
   status: IGitStatus;
 }
 
@@ -186,6 +217,8 @@ export interface IGitCommitResult {
  */
 export interface IGitRemoteResult {
   output: string;
+  trusted: boolean;
+  hooks_skipped: string[];
   status: IGitStatus;
 }
 
@@ -353,6 +386,33 @@ export function getRepository(
   options: IGitCallOptions = {}
 ): Promise<IGitRepository> {
   return get('repository', { path }, options);
+}
+
+/**
+ * Whether the repository containing `path` is trusted.
+ */
+export function getTrust(
+  path: string,
+  options: IGitCallOptions = {}
+): Promise<IGitTrust> {
+  return get('trust', { path }, options);
+}
+
+/**
+ * Trust the repository containing `path` (its hooks and the programs its own
+ * configuration names run), or stop trusting it.
+ */
+export function setTrust(
+  path: string,
+  trusted: boolean,
+  options: IGitCallOptions = {}
+): Promise<IGitTrust> {
+  return requestAPI<IGitTrust>('git/trust', {
+    method: 'PUT',
+    body: JSON.stringify({ path, trusted }),
+    signal: options.signal,
+    settings: options.settings
+  });
 }
 
 /**

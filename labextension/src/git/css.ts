@@ -21,6 +21,7 @@ export namespace CSS {
   export const progress = 'jp-TeraxGit-progress';
   export const alert = 'jp-TeraxGit-alert';
   export const notice = 'jp-TeraxGit-notice';
+  export const trust = 'jp-TeraxGit-trust';
   export const commitBox = 'jp-TeraxGit-commitBox';
   export const commitInput = 'jp-TeraxGit-commitInput';
   export const commitOptions = 'jp-TeraxGit-commitOptions';

@@ -25,7 +25,8 @@ export type GitOperation =
   | 'pull'
   | 'push'
   | 'checkout'
-  | 'branch';
+  | 'branch'
+  | 'trust';
 
 /**
  * Where the model is with its repository.
@@ -50,6 +51,23 @@ export interface IGitError {
 }
 
 /**
+ * Hooks a write did not run because the repository is not trusted.
+ */
+export interface ISkippedHooks {
+  operation: GitOperation;
+  hooks: string[];
+}
+
+/**
+ * Asks the user to trust a repository (what trusting lets run is in
+ * `trust`); resolves true to trust it.
+ */
+export type ConfirmTrust = (
+  root: string,
+  trust: api.IGitTrust
+) => Promise<boolean>;
+
+/**
  * Asks the user to confirm a discard; resolves true to go ahead.
  */
 export type ConfirmDiscard = (
@@ -60,6 +78,11 @@ export type ConfirmDiscard = (
  * The translated titles of failed operations.
  */
 export type OperationTitles = Record<GitOperation | 'refresh' | 'diff', string>;
+
+/**
+ * Reasons for which a folder has no repository to show (the message says why).
+ */
+const NONE_REASONS = new Set(['not_a_repository', 'unexpected_git_dir']);
 
 const REFRESH_DELAY_MS = 250;
 
@@ -79,6 +102,7 @@ export class GitModel implements IDisposable {
     this._settings = options.settings;
     this._watcher = options.watcher ?? null;
     this._confirmDiscard = options.confirmDiscard;
+    this._confirmTrust = options.confirmTrust ?? null;
     this._titles = options.titles;
   }
 
@@ -119,6 +143,21 @@ export class GitModel implements IDisposable {
 
   get repository(): api.IGitRepository | null {
     return this._repository;
+  }
+
+  /**
+   * Whether git may run the programs the repository names (hooks, filters).
+   */
+  get trust(): api.IGitTrust | null {
+    return this._repository?.trust ?? null;
+  }
+
+  /**
+   * The hooks the last commit, fetch, pull or push did not run (the
+   * repository is not trusted); null when none were skipped.
+   */
+  get skippedHooks(): ISkippedHooks | null {
+    return this._skipped;
   }
 
   get status(): api.IGitStatus | null {
@@ -251,7 +290,40 @@ export class GitModel implements IDisposable {
 
   dismissNotice(): void {
     this._notice = null;
+    this._skipped = null;
     this._emit();
+  }
+
+  /**
+   * Trust the repository (after asking the user, when a confirmation is
+   * set), or stop trusting it. Resolves whether the trust changed.
+   */
+  async setTrusted(trusted: boolean): Promise<boolean> {
+    const root = this._root();
+    const trust = this.trust;
+    if (!root || !trust) {
+      return false;
+    }
+    if (
+      trusted &&
+      this._confirmTrust &&
+      !(await this._confirmTrust(root, trust))
+    ) {
+      return false;
+    }
+    const done = await this._run('trust', async () => {
+      const updated = await api.setTrust(root, trusted, this._options());
+      if (this._repository?.root === root) {
+        this._repository = { ...this._repository, trust: updated };
+      }
+      this._skipped = null;
+      return true;
+    });
+    if (done) {
+      // Trusted, status may now run the repository's filters: read it again.
+      await this.refresh();
+    }
+    return done ?? false;
   }
 
   /**
@@ -312,6 +384,7 @@ export class GitModel implements IDisposable {
     return this._run('commit', async () => {
       const result = await api.commit(root, message, flags, this._options());
       this._notice = null;
+      this._setSkipped('commit', result.hooks_skipped);
       this._applyStatus(result.status);
       this._headChanged.emit();
       return result;
@@ -334,6 +407,7 @@ export class GitModel implements IDisposable {
         this._options()
       );
       this._notice = answer.output.trim() || null;
+      this._setSkipped(operation, answer.hooks_skipped);
       this._applyStatus(answer.status);
       this._headChanged.emit();
       return true;
@@ -417,6 +491,10 @@ export class GitModel implements IDisposable {
     return this._repository?.root ?? null;
   }
 
+  private _setSkipped(operation: GitOperation, hooks?: string[]): void {
+    this._skipped = hooks && hooks.length ? { operation, hooks } : null;
+  }
+
   private _options(): api.IGitCallOptions {
     return { settings: this._settings };
   }
@@ -464,11 +542,11 @@ export class GitModel implements IDisposable {
       if (path !== this._path) {
         return;
       }
-      if (
-        error instanceof TeraxAPIError &&
-        error.reason === 'not_a_repository'
-      ) {
+      if (error instanceof TeraxAPIError && NONE_REASONS.has(error.reason)) {
         this._state = 'none';
+        // A repository git would find but Terax does not open says why.
+        this._noneReason =
+          error.reason === 'not_a_repository' ? null : errorMessage(error);
         this._repository = null;
         this._status = null;
         this._selected = null;
@@ -651,6 +729,7 @@ export class GitModel implements IDisposable {
   private readonly _settings: ServerConnection.ISettings | undefined;
   private readonly _watcher: FileWatcher | null;
   private readonly _confirmDiscard: ConfirmDiscard;
+  private readonly _confirmTrust: ConfirmTrust | null;
   private readonly _titles: OperationTitles;
   private readonly _changed = new Signal<this, void>(this);
   private readonly _headChanged = new Signal<this, void>(this);
@@ -664,6 +743,7 @@ export class GitModel implements IDisposable {
   private _branches: api.IGitBranches | null = null;
   private _error: IGitError | null = null;
   private _notice: string | null = null;
+  private _skipped: ISkippedHooks | null = null;
   private _selected: ISelectedFile | null = null;
   private _diff: api.IGitFileDiff | null = null;
   private _diffLoading = false;
@@ -687,6 +767,8 @@ export namespace GitModel {
     /** File-change events; without it the panel refreshes only on demand. */
     watcher?: FileWatcher | null;
     confirmDiscard: ConfirmDiscard;
+    /** Asks before trusting a repository; without it, trusting does not ask. */
+    confirmTrust?: ConfirmTrust;
     titles: OperationTitles;
   }
 }

@@ -218,6 +218,7 @@ function GitComponent(props: IGitProps): JSX.Element {
   return (
     <div className={CSS.scroller}>
       <BranchBar {...props} />
+      <TrustBar {...props} />
       <div
         className={CSS.progress}
         data-active={remoteBusy || model.isBusy('checkout') ? 'true' : 'false'}
@@ -247,6 +248,27 @@ function GitComponent(props: IGitProps): JSX.Element {
       {model.notice ? (
         <div className={CSS.notice} role="status">
           <pre>{model.notice}</pre>
+          <button
+            type="button"
+            className={`${CSS.alert}-close`}
+            aria-label={trans.__('Dismiss')}
+            title={trans.__('Dismiss')}
+            onClick={() => model.dismissNotice()}
+          >
+            ×
+          </button>
+        </div>
+      ) : null}
+      {model.skippedHooks ? (
+        <div className={CSS.notice} role="status" data-kind="hooks-skipped">
+          <div>
+            {trans._n(
+              'The %2 hook did not run: this repository is not trusted.',
+              'The hooks %2 did not run: this repository is not trusted.',
+              model.skippedHooks.hooks.length,
+              model.skippedHooks.hooks.join(', ')
+            )}
+          </div>
           <button
             type="button"
             className={`${CSS.alert}-close`}
@@ -411,6 +433,70 @@ function BranchBar(props: IGitProps): JSX.Element {
             void model.createBranch(name);
           }}
         />
+      ) : null}
+    </div>
+  );
+}
+
+/**
+ * What trusting the repository would change, when it names programs: untrusted
+ * a bar with a Trust button; trusted a quieter line to revoke it.
+ */
+function TrustBar(props: IGitProps): JSX.Element | null {
+  const { model, trans } = props;
+  const trust = model.trust;
+  if (!trust || (!trust.programs.length && !trust.hooks.length)) {
+    return null;
+  }
+  const named = [
+    ...trust.hooks.map(hook => trans.__('the %1 hook', hook)),
+    ...trust.programs.map(program => program.key)
+  ];
+  const shown = named.slice(0, 4).join(', ');
+  const more =
+    named.length > 4 ? trans.__(' and %1 more', named.length - 4) : '';
+  if (trust.trusted) {
+    return (
+      <div className={CSS.trust} data-trusted="true">
+        <span className={`${CSS.trust}-text`}>
+          {trust.source === 'admin'
+            ? trans.__(
+                'Trusted by the administrator: its hooks and filters run.'
+              )
+            : trans.__('Trusted: its hooks and filters run.')}
+        </span>
+        {trust.can_change ? (
+          <button
+            type="button"
+            className={`${CSS.trust}-button`}
+            disabled={model.isBusy('trust')}
+            onClick={() => void model.setTrusted(false)}
+          >
+            {trans.__('Stop trusting')}
+          </button>
+        ) : null}
+      </div>
+    );
+  }
+  return (
+    <div className={CSS.trust} data-trusted="false" role="note">
+      <div className={`${CSS.trust}-text`}>
+        <strong>{trans.__('Restricted mode:')}</strong>{' '}
+        {trans.__(
+          'git runs none of the programs this repository names (%1%2).',
+          shown,
+          more
+        )}
+      </div>
+      {trust.can_change ? (
+        <button
+          type="button"
+          className={`${CSS.trust}-button`}
+          disabled={model.isBusy('trust')}
+          onClick={() => void model.setTrusted(true)}
+        >
+          {trans.__('Trust…')}
+        </button>
       ) : null}
     </div>
   );

@@ -21,7 +21,11 @@ import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import type { ISignal } from '@lumino/signaling';
 import * as React from 'react';
 
-import { getCommit, type IGitDiscardConfirmation } from '../api/git';
+import {
+  getCommit,
+  type IGitDiscardConfirmation,
+  type IGitTrust
+} from '../api/git';
 import {
   commitIcon,
   FileWatcher,
@@ -46,6 +50,7 @@ export namespace CommandIDs {
   export const pull = 'terax:git-pull';
   export const push = 'terax:git-push';
   export const refresh = 'terax:git-refresh';
+  export const trust = 'terax:git-trust';
 }
 
 const PLUGIN_ID = 'terax-jupyter:git';
@@ -101,7 +106,66 @@ export const gitPlugin: JupyterFrontEndPlugin<void> = {
       checkout: trans.__('Could not switch branch'),
       branch: trans.__('Could not create the branch'),
       refresh: trans.__('Could not read the repository'),
-      diff: trans.__('Could not show the diff')
+      diff: trans.__('Could not show the diff'),
+      trust: trans.__('Could not change the trust of the repository')
+    };
+
+    // What trusting lets run, said before the user decides (as a workspace
+    // trust prompt does).
+    const confirmTrust = async (
+      root: string,
+      trust: IGitTrust
+    ): Promise<boolean> => {
+      const named = [
+        ...trust.hooks.map(hook => trans.__('hook: %1', hook)),
+        ...trust.programs.map(p => `${p.key} = ${p.value}`)
+      ];
+      const shown = named.slice(0, 12);
+      const body = React.createElement(
+        'div',
+        { className: 'jp-TeraxGit-confirm jp-TeraxGit-trustDialog' },
+        React.createElement(
+          'p',
+          null,
+          trans.__(
+            'Trusting %1 lets git run the programs this repository chooses: its hooks (when you commit, push, pull or switch branch), the filter drivers and fsmonitor its own configuration names (also when its status is read), and the signing, ssh and credential programs set in its configuration.',
+            root
+          )
+        ),
+        shown.length
+          ? React.createElement(
+              'ul',
+              null,
+              ...shown.map(item =>
+                React.createElement('li', { key: item }, item)
+              ),
+              named.length > shown.length
+                ? React.createElement(
+                    'li',
+                    { key: '…' },
+                    trans.__('and %1 more', named.length - shown.length)
+                  )
+                : null
+            )
+          : null,
+        React.createElement(
+          'p',
+          { className: 'jp-TeraxGit-confirm-warning' },
+          trans.__(
+            'Trust only a repository whose files and .git folder you control: a cloned project or an unpacked archive can name any program.'
+          )
+        )
+      );
+      const result = await showDialog({
+        title: trans.__('Trust this repository?'),
+        body,
+        buttons: [
+          Dialog.cancelButton({ label: trans.__('Keep restricted') }),
+          Dialog.warnButton({ label: trans.__('Trust') })
+        ],
+        defaultButton: 0
+      });
+      return result.button.accept;
     };
 
     const confirmDiscard = async (
@@ -174,6 +238,7 @@ export const gitPlugin: JupyterFrontEndPlugin<void> = {
       settings,
       watcher,
       confirmDiscard,
+      confirmTrust,
       titles
     });
 
@@ -363,6 +428,20 @@ export const gitPlugin: JupyterFrontEndPlugin<void> = {
       label: trans.__('Refresh Git Status'),
       execute: () => model.refresh(true)
     });
+    commands.addCommand(CommandIDs.trust, {
+      label: () =>
+        model.trust?.trusted
+          ? trans.__('Stop Trusting This Repository')
+          : trans.__('Trust This Repository…'),
+      caption: trans.__(
+        'Whether git may run the hooks and programs this repository names'
+      ),
+      isEnabled: () =>
+        model.state === 'ready' &&
+        !!model.trust?.can_change &&
+        !model.isBusy('trust'),
+      execute: () => model.setTrusted(!model.trust?.trusted)
+    });
 
     for (const command of [
       CommandIDs.openPanel,
@@ -372,7 +451,8 @@ export const gitPlugin: JupyterFrontEndPlugin<void> = {
       CommandIDs.fetch,
       CommandIDs.pull,
       CommandIDs.push,
-      CommandIDs.refresh
+      CommandIDs.refresh,
+      CommandIDs.trust
     ]) {
       palette?.addItem({ command, category: trans.__(PALETTE_CATEGORY) });
     }

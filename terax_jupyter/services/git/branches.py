@@ -49,8 +49,8 @@ class Branches:
 
 
 async def list_branches(runner: GitRunner, repo: Repo) -> Branches:
-    refs = await runner.run(repo.root, "for-each-ref", _FORMAT, "refs/heads", "refs/remotes")
-    remotes = sorted((await runner.run(repo.root, "remote")).text.split(), key=len, reverse=True)
+    refs = await runner.run(repo, "for-each-ref", _FORMAT, "refs/heads", "refs/remotes")
+    remotes = sorted((await runner.run(repo, "remote")).text.split(), key=len, reverse=True)
     current = await current_branch(runner, repo)
     branches = Branches(current=current, detached=current is None)
     for line in refs.text.splitlines():
@@ -79,19 +79,21 @@ async def list_branches(runner: GitRunner, repo: Repo) -> Branches:
 
 async def current_branch(runner: GitRunner, repo: Repo) -> str | None:
     """The checked-out branch (also when it has no commit yet), or None when detached."""
-    result = await runner.run(repo.root, "symbolic-ref", "-q", "--short", "HEAD", check=False)
+    result = await runner.run(repo, "symbolic-ref", "-q", "--short", "HEAD", check=False)
     return result.text.strip() or None if result.code == 0 else None
 
 
 async def branch_exists(runner: GitRunner, repo: Repo, ref: str) -> bool:
-    result = await runner.run(repo.root, "show-ref", "--verify", "--quiet", ref, check=False)
+    result = await runner.run(repo, "show-ref", "--verify", "--quiet", ref, check=False)
     return result.code == 0
 
 
 async def create_branch(runner: GitRunner, repo: Repo, name: str, start_oid: str | None) -> None:
     if await branch_exists(runner, repo, f"refs/heads/{name}"):
         raise AlreadyExists(f"A branch named {name} already exists.", reason="already_exists")
-    await runner.run(repo.root, "branch", "--no-track", name, *([start_oid] if start_oid else []))
+    await runner.run(
+        repo, "branch", "--no-track", name, *([start_oid] if start_oid else []), hooks=True
+    )
 
 
 async def checkout(runner: GitRunner, repo: Repo, branch: str) -> None:
@@ -110,13 +112,13 @@ async def checkout(runner: GitRunner, repo: Repo, branch: str) -> None:
     else:
         raise NotFound(f"There is no branch named {branch}.", reason="unknown_branch")
     try:
-        await runner.run(repo.root, *args)
+        await runner.run(repo, *args, hooks=True)
     except GitFailed as error:
         raise _checkout_error(error, branch) from None
 
 
 async def _local_name_for(runner: GitRunner, repo: Repo, remote_branch: str) -> str:
-    remotes = sorted((await runner.run(repo.root, "remote")).text.split(), key=len, reverse=True)
+    remotes = sorted((await runner.run(repo, "remote")).text.split(), key=len, reverse=True)
     for remote in remotes:
         if remote_branch.startswith(remote + "/"):
             return remote_branch[len(remote) + 1 :]

@@ -116,7 +116,7 @@ def pick_web_url(remotes: list[tuple[str, str]]) -> str | None:
 
 async def remotes(runner: GitRunner, repo: Repo) -> list[tuple[str, str]]:
     result = await runner.run(
-        repo.root, "config", "-z", "--get-regexp", r"^remote\..*\.url$", check=False
+        repo, "config", "-z", "--get-regexp", r"^remote\..*\.url$", check=False
     )
     return parse_remotes(result.stdout)
 
@@ -132,7 +132,14 @@ async def commit_detail(
     full = await check_revision(runner, repo, check_oid(oid), "oid")
     show, found_remotes = await asyncio.gather(
         runner.run(
-            repo.root, "show", "-s", "--decorate=full", f"--format={SHOW_FORMAT}", full, "--"
+            repo,
+            "show",
+            "-s",
+            "--no-show-signature",
+            "--decorate=full",
+            f"--format={SHOW_FORMAT}",
+            full,
+            "--",
         ),
         remotes(runner, repo),
     )
@@ -155,7 +162,7 @@ async def commit_detail(
     # First parent -> commit, as /git/diff?source=commit shows it; a root against nothing.
     base = [parent_list[0], commit_oid] if parent_list else ["--root", commit_oid]
     changes = await runner.run(
-        repo.root, "diff-tree", "-r", "-z", "-M", "--raw", "--numstat", "--no-commit-id", *base
+        repo, "diff-tree", "-r", "-z", "-M", "--raw", "--numstat", "--no-commit-id", *base
     )
     files = parse_changes(changes.stdout)
     shown = files[:MAX_FILES]

@@ -242,7 +242,7 @@ async def read_diff(
     )
     try:
         # --no-index exits 1 when the files differ; real failures exit 2 or more.
-        result = await runner.run(repo.root, *args, check=False)
+        result = await runner.run(repo, *args, check=False)
         if result.code > 1 or (result.code == 1 and "--no-index" not in args):
             raise GitFailed(
                 failure_message("diff", result.stderr), code=result.code, stderr=result.stderr
@@ -271,17 +271,17 @@ async def read_diff(
 
 
 async def _is_untracked(runner: GitRunner, repo: Repo, file: str) -> bool:
-    result = await runner.run(repo.root, "ls-files", "-z", "--cached", "--", file)
+    result = await runner.run(repo, "ls-files", "-z", "--cached", "--", file)
     return not result.stdout
 
 
 async def _first_parent(runner: GitRunner, repo: Repo, commit: str) -> str:
-    result = await runner.run(repo.root, "rev-list", "--parents", "-n", "1", commit, "--")
+    result = await runner.run(repo, "rev-list", "--parents", "-n", "1", commit, "--")
     oids = result.text.split()
     if len(oids) > 1:
         return oids[1]
     # A root commit: compare with the empty tree (its id depends on the hash function).
-    empty = await runner.run(repo.root, "hash-object", "-t", "tree", "--stdin", input=b"")
+    empty = await runner.run(repo, "hash-object", "-t", "tree", "--stdin", input=b"")
     return empty.text.strip()
 
 
@@ -289,7 +289,7 @@ async def _identity(runner: GitRunner, repo: Repo, args: tuple[str, ...]) -> byt
     """What identifies a diff too large to read: its blob ids (worktree content hashed)."""
     split = args.index("--")
     options = [a for a in args[:split] if not a.startswith("-U")]
-    raw = await runner.run(repo.root, *options, "--raw", *args[split:], check=False, cap=1 << 20)
+    raw = await runner.run(repo, *options, "--raw", *args[split:], check=False, cap=1 << 20)
     files = [a for a in args[split + 1 :] if a != "/dev/null"]
-    hashed = await runner.run(repo.root, "hash-object", "--", *files, check=False, cap=1 << 20)
+    hashed = await runner.run(repo, "hash-object", "--", *files, check=False, cap=1 << 20)
     return raw.stdout + hashed.stdout

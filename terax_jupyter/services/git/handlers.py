@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from jupyter_core.utils import ensure_async
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
@@ -26,6 +27,16 @@ class GitHandler(TeraxAPIHandler):
             raise InvalidRequest("'path' must be a string.", reason="invalid_parameter")
         return value
 
+    async def may_write(self) -> bool:
+        """Whether this user may change repositories: 'write' on terax.git, and the server
+        is not read-only. A read for a user who may not writes nothing (no commit-graph)."""
+        if self.terax.security.paths.read_only:
+            return False
+        allowed = await ensure_async(
+            self.authorizer.is_authorized(self, self.current_user, "write", self.auth_resource)
+        )
+        return bool(allowed)
+
     def finish_result(self, result: dict[str, Any] | Confirmation) -> None:
         if isinstance(result, Confirmation):
             self.finish_json(result.to_dict(), status=409)
@@ -37,7 +48,29 @@ class RepositoryHandler(GitHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        self.finish_json(await self.terax.git.repository(self.path_argument()))
+        self.finish_json(
+            await self.terax.git.repository(self.path_argument(), may_write=await self.may_write())
+        )
+
+
+class TrustHandler(GitHandler):
+    """Whether git may run the programs a repository names (hooks, filters): ``GET`` says,
+    ``PUT {"path", "trusted"}`` changes it (audited)."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        self.finish_json(await self.terax.git.trust_info(self.path_argument()))
+
+    @web.authenticated
+    @authorized
+    async def put(self) -> None:
+        body = self.json_body()
+        self.finish_json(
+            await self.terax.git.set_trust(
+                self.body_path(body), body.get("trusted"), user=self.user_name
+            )
+        )
 
 
 class StatusHandler(GitHandler):
@@ -174,6 +207,7 @@ class CheckoutHandler(GitHandler):
 
 default_handlers = [
     (r"/terax/api/git/repository", RepositoryHandler),
+    (r"/terax/api/git/trust", TrustHandler),
     (r"/terax/api/git/status", StatusHandler),
     (r"/terax/api/git/diff", DiffHandler),
     (r"/terax/api/git/stage", StageHandler),

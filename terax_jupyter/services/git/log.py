@@ -265,8 +265,13 @@ class GitHistory:
         query: str | None = None,
         author: str | None = None,
         file: str | None = None,
+        may_write: bool = True,
     ) -> dict[str, Any]:
-        """One page of history: ``{commits, cursor, total_known, graph}``."""
+        """One page of history: ``{commits, cursor, total_known, graph}``.
+
+        ``may_write``: the caller may change the repository, so the commit-graph may be
+        written or refreshed; without it the read writes nothing.
+        """
         limit = check_limit(limit)
         filters = LogFilters(
             check_filter(query, "query"),
@@ -291,7 +296,8 @@ class GitHistory:
                 "reload it from the top.",
                 reason="history_changed",
             )
-        self._maintain_commit_graph(repo, snapshot)
+        if may_write:
+            self._maintain_commit_graph(repo, snapshot)
         offset = position.offset if position else 0
         if filters.active:
             return await self._flat_page(repo, scope, filters, snapshot, offset, limit)
@@ -396,7 +402,14 @@ class GitHistory:
         path: str | None = None,
     ) -> list[LogEntry]:
         """Parsed ``git log --topo-order`` records of ``scope``."""
-        args = ["log", "--topo-order", "-z", "--decorate=full", f"--format={LOG_FORMAT}"]
+        args = [
+            "log",
+            "--no-show-signature",
+            "--topo-order",
+            "-z",
+            "--decorate=full",
+            f"--format={LOG_FORMAT}",
+        ]
         if skip:
             args.append(f"--skip={skip}")
         if count is not None:
@@ -407,7 +420,7 @@ class GitHistory:
         if path:
             args.append(path)
         try:
-            result = await self.runner.run(repo.root, *args)
+            result = await self.runner.run(repo, *args)
         except GitFailed as error:
             if "does not have any commits" in error.stderr:
                 return []  # an unborn branch given as the ref
@@ -419,13 +432,13 @@ class GitHistory:
     ) -> list[list[str]]:
         """``[oid, *parents]`` of each commit of ``scope`` in topological order: all a layout
         needs, at half the bytes of a page's records and one split per commit."""
-        args = ["log", "--topo-order", "-z", "--format=%H %P"]
+        args = ["log", "--no-show-signature", "--topo-order", "-z", "--format=%H %P"]
         if count is not None:
             args.append(f"--max-count={count}")
         args += scope
         args.append("--")
         try:
-            result = await self.runner.run(repo.root, *args)
+            result = await self.runner.run(repo, *args)
         except GitFailed as error:
             if "does not have any commits" in error.stderr:
                 return []
@@ -434,7 +447,7 @@ class GitHistory:
 
     async def snapshot(self, repo: Repo) -> str:
         """A hash of every ref and HEAD: equal snapshots list the same history."""
-        result = await self.runner.run(repo.root, "show-ref", "--head", check=False)
+        result = await self.runner.run(repo, "show-ref", "--head", check=False)
         return hashlib.sha256(result.stdout).hexdigest()[:16]
 
     # -- commit-graph upkeep ---------------------------------------------------------------
@@ -479,7 +492,7 @@ class GitHistory:
     async def has_commit_graph(self, repo: Repo) -> bool:
         """Whether git has a commit-graph (one file or a split chain) for this repository."""
         result = await self.runner.run(
-            repo.root,
+            repo,
             "rev-parse",
             "--git-path",
             "objects/info/commit-graph",
@@ -495,7 +508,7 @@ class GitHistory:
         if self.changed_paths:
             args.append("--changed-paths")
         started = time.perf_counter()
-        await self.runner.run(repo.root, *args, timeout=self.commit_graph_timeout)
+        await self.runner.run(repo, *args, timeout=self.commit_graph_timeout)
         log.info("Wrote the commit-graph of %s in %.2f s", repo.root, time.perf_counter() - started)
 
     async def wait_commit_graph(self, root: str) -> None:

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 from typing import TYPE_CHECKING, Any
 
-from traitlets import Bool, Float, Int, Unicode
+from traitlets import Bool, Float, Int, List, Unicode
 from traitlets.config import LoggingConfigurable
 
-from terax_jupyter.exceptions import Conflict, InvalidRequest, NotFound, PathDenied
+from terax_jupyter.exceptions import (
+    AccessDenied,
+    Conflict,
+    InvalidRequest,
+    NotFound,
+    PathDenied,
+    ReadOnlyMode,
+)
 from terax_jupyter.security.paths import Access
 from terax_jupyter.services.git import branches, operations
 from terax_jupyter.services.git.commits import commit_detail
@@ -26,7 +34,15 @@ from terax_jupyter.services.git.repository import (
     resolve,
 )
 from terax_jupyter.services.git.runner import GitRunner
+from terax_jupyter.services.git.safety import (
+    ALL_HOOKS,
+    HOOKS,
+    ConfigEntry,
+    hooks_directory,
+    present_hooks,
+)
 from terax_jupyter.services.git.status import Status, read_status
+from terax_jupyter.services.git.trust import TrustStore
 
 if TYPE_CHECKING:
     from terax_jupyter.security import SecurityLayer
@@ -52,12 +68,31 @@ class GitManager(LoggingConfigurable):
         4 * 1024 * 1024, help="A file's diff larger than this is reported as too large, not sent."
     ).tag(config=True)
     write_commit_graph = Bool(
-        True, help="Keep a commit-graph file up to date in repositories whose history is read."
+        True,
+        help="Keep a commit-graph file up to date in repositories whose history is read "
+        "(only for users who may write; a read-only server writes none).",
+    ).tag(config=True)
+    allow_user_trust = Bool(
+        True,
+        help="Whether users may mark a repository trusted in the Git panel (its hooks, "
+        "filters and fsmonitor then run). Off: only trusted_folders are trusted.",
+    ).tag(config=True)
+    trusted_folders = List(
+        Unicode(),
+        help="Folders whose repositories (the folder itself or any inside it) are trusted: "
+        "git runs their hooks and the programs their own configuration names.",
     ).tag(config=True)
 
-    def __init__(self, security: SecurityLayer, **kwargs: Any) -> None:
+    def __init__(
+        self, security: SecurityLayer, state_dir: str | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.security = security
+        self.trust = TrustStore(
+            os.path.join(state_dir, "git-trust.json") if state_dir else None,
+            audit=security.audit,
+            admin_folders=self._admin_folders(),
+        )
         self.runner = GitRunner(
             git=self.git_executable or None,
             timeout=self.timeout,
@@ -74,16 +109,33 @@ class GitManager(LoggingConfigurable):
         await self.runner.close()
 
     async def resolve(self, path: str) -> Repo:
-        return await resolve(self.security, self.runner, path)
+        return await resolve(self.security, self.runner, path, self.trust)
+
+    def _admin_folders(self) -> list[str]:
+        folders = []
+        for folder in self.trusted_folders:
+            try:
+                folders.append(self.security.paths.check(folder, Access.READ).path)
+            except (AccessDenied, NotFound, InvalidRequest) as error:
+                self.log.warning("Not trusting %s: %s", folder, error)
+        return folders
+
+    def _refuse_read_only(self) -> None:
+        if self.security.paths.read_only:
+            raise ReadOnlyMode("The server is read-only: git cannot change repositories.")
 
     # -- reading ---------------------------------------------------------------------------
 
-    async def repository(self, path: str) -> dict[str, Any]:
+    async def repository(self, path: str, *, may_write: bool = False) -> dict[str, Any]:
+        """The repository of ``path``; ``may_write``: the caller may change repositories, so
+        the commit-graph may be written ahead of the history (nothing is written otherwise)."""
         repo = await self.resolve(path)
-        # A panel opened the repository: get the commit-graph ready before its history is read.
-        await self.history.prepare(repo)
+        if may_write and not self.security.paths.read_only:
+            # A panel opened the repository: get the commit-graph ready before its history
+            # is read.
+            await self.history.prepare(repo)
         branch = await branches.current_branch(self.runner, repo)
-        head = await self.runner.run(repo.root, "rev-parse", "-q", "--verify", "HEAD", check=False)
+        head = await self.runner.run(repo, "rev-parse", "-q", "--verify", "HEAD", check=False)
         oid = head.text.strip() or None
         return {
             "root": repo.root,
@@ -95,11 +147,67 @@ class GitManager(LoggingConfigurable):
                 "unborn": oid is None,
             },
             "remotes": await self._remotes(repo),
+            "trust": await self._trust_info(repo),
         }
+
+    # -- trust -----------------------------------------------------------------------------
+
+    async def trust_info(self, path: str) -> dict[str, Any]:
+        return await self._trust_info(await self.resolve(path))
+
+    async def set_trust(self, path: str, trusted: object, *, user: str | None) -> dict[str, Any]:
+        """Trust the repository of ``path`` (its hooks and own programs run) or stop trusting it."""
+        if not isinstance(trusted, bool):
+            raise InvalidRequest("'trusted' must be true or false.", reason="invalid_parameter")
+        self._refuse_read_only()
+        repo = await self.resolve(path)
+        if self.trust.admin_trusted(repo.root):
+            raise Conflict(
+                f"{repo.root} is trusted by the administrator (GitManager.trusted_folders); "
+                "only the configuration can change that.",
+                reason="admin_trusted",
+            )
+        if not self.allow_user_trust:
+            raise AccessDenied(
+                "The administrator does not allow trusting repositories.", reason="trust_locked"
+            )
+        if trusted:
+            self.trust.trust(repo.root, repo.git_dir, user=user)
+        else:
+            self.trust.revoke(repo.root, user=user)
+        return await self.trust_info(path)
+
+    async def _trust_info(self, repo: Repo) -> dict[str, Any]:
+        redact = self.security.redactor.redact
+        record = repo.trust
+        return {
+            "trusted": repo.trusted,
+            "source": record.source if record is not None else None,
+            "trusted_by": record.trusted_by if record is not None else None,
+            "trusted_at": record.trusted_at if record is not None else None,
+            "can_change": self.allow_user_trust
+            and not self.security.paths.read_only
+            and (record is None or record.source == "user"),
+            "programs": [
+                {"key": key, "value": redact(value)[:500]} for key, value in repo.safety.programs
+            ],
+            "hooks": self._hooks(repo, list(repo.config), ALL_HOOKS),
+        }
+
+    @staticmethod
+    def _hooks(repo: Repo, entries: list[ConfigEntry], names: tuple[str, ...]) -> list[str]:
+        return present_hooks(hooks_directory(entries, repo.root, repo.common_dir), names)
+
+    def _skipped(self, repo: Repo, *operations: str) -> list[str]:
+        """The hooks an untrusted repository has for these operations (none ran)."""
+        if repo.trusted:
+            return []
+        names = tuple(dict.fromkeys(h for op in operations for h in HOOKS[op]))
+        return self._hooks(repo, list(repo.config), names)
 
     async def _remotes(self, repo: Repo) -> list[dict[str, Any]]:
         result = await self.runner.run(
-            repo.root, "config", "-z", "--get-regexp", r"^remote\..*\.url$", check=False
+            repo, "config", "-z", "--get-regexp", r"^remote\..*\.url$", check=False
         )
         found = []
         for record in result.text.split("\0"):
@@ -172,12 +280,15 @@ class GitManager(LoggingConfigurable):
         return await self._change(path, body, "unstage")
 
     async def _change(self, path: str, body: dict[str, Any], mode: str) -> dict[str, Any]:
+        self._refuse_read_only()
         repo = await self.resolve(path)
         async with self.runner.lock(repo.root):
             operations.ensure_unlocked(repo)
             if "files" in body:
                 files = _files(repo, body.get("files"))
                 if mode == "stage":
+                    if not repo.trusted:
+                        await operations.refuse_submodules(self.runner, repo, files)
                     await operations.stage_files(self.runner, repo, files)
                 else:
                     status = await read_status(self.runner, repo, self.security.deny)
@@ -212,6 +323,7 @@ class GitManager(LoggingConfigurable):
 
     async def discard(self, path: str, body: dict[str, Any]) -> dict[str, Any] | Confirmation:
         """Discard files or a selection; without a valid ``confirm`` token, ask for one."""
+        self._refuse_read_only()
         repo = await self.resolve(path)
         async with self.runner.lock(repo.root):
             operations.ensure_unlocked(repo)
@@ -269,7 +381,15 @@ class GitManager(LoggingConfigurable):
             raise InvalidRequest(
                 "The message contains a NUL character.", reason="invalid_parameter"
             )
+        self._refuse_read_only()
         repo = await self.resolve(path)
+        if not repo.trusted and repo.safety.commit_programs:
+            raise AccessDenied(
+                "This repository's own configuration names a program git would run to sign "
+                f"the commit ({', '.join(repo.safety.commit_programs)}). Trust the repository "
+                "in the Git panel to commit with it, or remove that setting.",
+                reason="untrusted_repository",
+            )
         async with self.runner.lock(repo.root):
             operations.ensure_unlocked(repo)
             before = await read_status(self.runner, repo, self.security.deny)
@@ -286,13 +406,23 @@ class GitManager(LoggingConfigurable):
             "oid": result.oid,
             "summary": result.summary,
             "output": result.output,
+            "trusted": repo.trusted,
+            "hooks_skipped": self._skipped(repo, "commit", "index"),
             "status": status.to_dict(),
         }
 
     async def remote_action(
         self, action: str, path: str, remote: object = None, branch: object = None
     ) -> dict[str, Any]:
+        self._refuse_read_only()
         repo = await self.resolve(path)
+        if not repo.trusted and repo.safety.network_programs:
+            raise AccessDenied(
+                f"This repository's own configuration names programs git would run to {action} "
+                f"({', '.join(repo.safety.network_programs)}). Trust the repository in the Git "
+                "panel to use them, or remove those settings.",
+                reason="untrusted_repository",
+            )
         remote_name = await self._remote(repo, remote)
         branch_name = check_argument(branch, "branch") if branch is not None else None
         async with self.runner.lock(repo.root):
@@ -310,7 +440,12 @@ class GitManager(LoggingConfigurable):
                     )
                 output = await operations.push(self.runner, repo, current, remote_name, branch_name)
             status = await read_status(self.runner, repo, self.security.deny)
-        return {"output": output, "status": status.to_dict()}
+        return {
+            "output": output,
+            "trusted": repo.trusted,
+            "hooks_skipped": self._skipped(repo, action),
+            "status": status.to_dict(),
+        }
 
     async def _remote(self, repo: Repo, remote: object) -> str | None:
         if remote is None:
@@ -329,6 +464,7 @@ class GitManager(LoggingConfigurable):
     async def create_branch(
         self, path: str, name: object, *, start_point: object = None, checkout: bool = False
     ) -> dict[str, Any]:
+        self._refuse_read_only()
         repo = await self.resolve(path)
         branch = await check_branch_name(self.runner, repo, name)
         start = (
@@ -344,6 +480,7 @@ class GitManager(LoggingConfigurable):
         return (await branches.list_branches(self.runner, repo)).to_dict()
 
     async def checkout(self, path: str, branch: object) -> dict[str, Any]:
+        self._refuse_read_only()
         repo = await self.resolve(path)
         name = check_argument(branch, "branch")
         async with self.runner.lock(repo.root):
@@ -353,9 +490,14 @@ class GitManager(LoggingConfigurable):
 
     # -- history (log.py, commits.py) ----------------------------------------------------------
 
-    async def log(self, path: str, **options: Any) -> dict[str, Any]:
-        """A page of history with graph lanes (``GitHistory.log`` has the options)."""
-        return await self.history.log(await self.resolve(path), **options)
+    async def log(self, path: str, *, may_write: bool = False, **options: Any) -> dict[str, Any]:
+        """A page of history with graph lanes (``GitHistory.log`` has the options);
+        ``may_write``: the commit-graph may be kept up to date on the way."""
+        return await self.history.log(
+            await self.resolve(path),
+            may_write=may_write and not self.security.paths.read_only,
+            **options,
+        )
 
     async def commit_detail(self, path: str, oid: object) -> dict[str, Any]:
         return await commit_detail(self.runner, await self.resolve(path), oid, self.security.deny)

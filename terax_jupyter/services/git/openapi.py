@@ -104,7 +104,43 @@ SCHEMAS: dict[str, Any] = {
                     "properties": {"name": STRING, "url": STRING, "web_url": NULLABLE_STRING},
                 },
             },
+            "trust": ref("GitTrust"),
         },
+    },
+    "GitTrust": {
+        "type": "object",
+        "description": "Whether git runs the programs this repository names (its hooks, its "
+        "filter drivers, fsmonitor, signing and ssh programs in its own configuration). "
+        "Untrusted, none of them runs; reads never run hooks either way.",
+        "properties": {
+            "trusted": _BOOLEAN,
+            "source": {"type": "string", "enum": ["user", "admin"], "nullable": True},
+            "trusted_by": NULLABLE_STRING,
+            "trusted_at": NULLABLE_STRING,
+            "can_change": {
+                "type": "boolean",
+                "description": "Whether this server lets the user change it (not read-only, "
+                "not trusted by the administrator, user trust allowed).",
+            },
+            "programs": {
+                "type": "array",
+                "description": "Program settings of the repository's own configuration.",
+                "items": {
+                    "type": "object",
+                    "properties": {"key": STRING, "value": STRING},
+                },
+            },
+            "hooks": {
+                "type": "array",
+                "items": STRING,
+                "description": "Hooks present (executable) in the repository's hooks folder.",
+            },
+        },
+    },
+    "GitTrustRequest": {
+        "type": "object",
+        "required": ["trusted"],
+        "properties": {"path": _PATH_PROPERTY, "trusted": _BOOLEAN},
     },
     "GitFileDiff": {
         "type": "object",
@@ -179,6 +215,12 @@ SCHEMAS: dict[str, Any] = {
             "oid": STRING,
             "summary": STRING,
             "output": {"type": "string", "description": "What the hooks printed."},
+            "trusted": _BOOLEAN,
+            "hooks_skipped": {
+                "type": "array",
+                "items": STRING,
+                "description": "Hooks the repository has that did not run: it is not trusted.",
+            },
             "status": ref("GitStatus"),
         },
     },
@@ -188,7 +230,12 @@ SCHEMAS: dict[str, Any] = {
     },
     "GitRemoteResult": {
         "type": "object",
-        "properties": {"output": STRING, "status": ref("GitStatus")},
+        "properties": {
+            "output": STRING,
+            "trusted": _BOOLEAN,
+            "hooks_skipped": {"type": "array", "items": STRING},
+            "status": ref("GitStatus"),
+        },
     },
     "GitBranches": {
         "type": "object",
@@ -274,6 +321,18 @@ PATHS: dict[str, Any] = {
             "responses": {"200": json_response("The repository.", ref("GitRepository")), **_ERRORS},
         }
     },
+    "/terax/api/git/trust": {
+        "get": {
+            "summary": "Whether the repository's own programs (hooks, filters) may run.",
+            "parameters": [_PATH],
+            "responses": {"200": json_response("Its trust.", ref("GitTrust")), **_ERRORS},
+        },
+        "put": {
+            "summary": "Trust the repository (its hooks and own programs run) or stop; audited.",
+            "requestBody": json_body("GitTrustRequest"),
+            "responses": {"200": json_response("Its trust now.", ref("GitTrust")), **_ERRORS},
+        },
+    },
     "/terax/api/git/status": {
         "get": {
             "summary": "Branch, upstream, and the staged, unstaged, untracked, conflicted files.",
@@ -306,7 +365,8 @@ PATHS: dict[str, Any] = {
     ),
     "/terax/api/git/commit": {
         "post": {
-            "summary": "Commit the staged changes (hooks run; their output comes back).",
+            "summary": "Commit the staged changes (hooks run in a trusted repository; their "
+            "output comes back; hooks_skipped names those an untrusted one did not run).",
             "requestBody": json_body("GitCommitRequest"),
             "responses": {
                 "200": json_response("The commit.", ref("GitCommitResult")),

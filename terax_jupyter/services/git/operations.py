@@ -71,14 +71,33 @@ def ensure_unlocked(repo: Repo) -> None:
 
 
 async def stage_files(runner: GitRunner, repo: Repo, files: list[str]) -> None:
-    await runner.run(repo.root, "add", "--all", "--", *files)
+    await runner.run(repo, "add", "--all", "--", *files, hooks=True)
+
+
+async def refuse_submodules(runner: GitRunner, repo: Repo, files: list[str]) -> None:
+    """Staging a submodule runs git inside it, under the submodule's own configuration
+    (its filters), which the untrusted settings of this repository do not cover."""
+    listed = await runner.run(repo, "ls-files", "-s", "-z", "--", *files)
+    submodules = [
+        record.split("\t", 1)[1]
+        for record in listed.stdout.decode("utf-8", "surrogateescape").split("\0")
+        if record.startswith("160000 ") and "\t" in record
+    ]
+    if submodules:
+        raise AccessDenied(
+            f"{', '.join(submodules[:5])} is a submodule: staging it runs git inside it, with "
+            "its own configuration. Trust the repository in the Git panel to stage submodules.",
+            reason="untrusted_repository",
+        )
 
 
 async def unstage_files(runner: GitRunner, repo: Repo, files: list[str], *, unborn: bool) -> None:
     if unborn:
-        await runner.run(repo.root, "rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", *files)
+        await runner.run(
+            repo, "rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", *files, hooks=True
+        )
     else:
-        await runner.run(repo.root, "reset", "-q", "--", *files)
+        await runner.run(repo, "reset", "-q", "--", *files, hooks=True)
 
 
 # -- hunks and lines ---------------------------------------------------------------------
@@ -130,7 +149,7 @@ async def apply_selection(
     zero = ("--unidiff-zero",) if settings.context == 0 else ()
     try:
         await runner.run(
-            repo.root, "apply", *options, *zero, "--whitespace=nowarn", "-", input=patch
+            repo, "apply", *options, *zero, "--whitespace=nowarn", "-", input=patch, hooks=True
         )
     except GitFailed as error:
         raise Conflict(
@@ -176,7 +195,7 @@ async def discard_files(
     runner: GitRunner, security: SecurityLayer, repo: Repo, files: list[str]
 ) -> None:
     """Tracked files go back to their index version; untracked files are deleted."""
-    listed = await runner.run(repo.root, "ls-files", "-z", "--cached", "--", *files)
+    listed = await runner.run(repo, "ls-files", "-z", "--cached", "--", *files)
     tracked = {p.decode("utf-8", "surrogateescape") for p in listed.stdout.split(b"\0") if p}
     untracked = [f for f in files if f not in tracked]
     checked = [checked_file(security, repo, f, Access.WRITE) for f in untracked]
@@ -185,7 +204,7 @@ async def discard_files(
             raise InvalidRequest(f"{path.path} is a folder; discard its files one by one.")
     restore = [f for f in files if f in tracked]
     if restore:
-        await runner.run(repo.root, "checkout", "-q", "--", *restore)
+        await runner.run(repo, "checkout", "-q", "--", *restore, hooks=True)
     for path in checked:
         await asyncio.to_thread(fileio.delete, path, recursive=False)
 
@@ -212,27 +231,29 @@ async def commit(
     if not amend and not await _has_staged_changes(runner, repo):
         raise Conflict("Nothing is staged to commit.", reason="nothing_to_commit")
     args = ["commit", "-F", "-"]
+    if not repo.trusted:
+        # Hooks do not run anyway (core.hooksPath is /dev/null for it); said twice for
+        # anyone reading the command.
+        args.append("--no-verify")
     if amend:
         args.append("--amend")
     if signoff:
         args.append("--signoff")
-    result = await runner.run(repo.root, *args, input=message.encode(), check=False)
+    result = await runner.run(repo, *args, input=message.encode(), check=False, hooks=True)
     output = _capped(result.stdout.decode("utf-8", "replace") + result.stderr)
     if result.code != 0:
         raise _commit_error(result.stderr, output)
-    head = await runner.run(repo.root, "log", "-1", "--format=%H%x00%s", "--")
+    head = await runner.run(repo, "log", "-1", "--no-show-signature", "--format=%H%x00%s", "--")
     oid, _, summary = head.text.rstrip("\n").partition("\0")
     return CommitResult(oid, summary, output)
 
 
 async def _has_staged_changes(runner: GitRunner, repo: Repo) -> bool:
-    diff = await runner.run(
-        repo.root, "diff", "--cached", "--quiet", "--no-ext-diff", "--", check=False
-    )
+    diff = await runner.run(repo, "diff", "--cached", "--quiet", "--no-ext-diff", "--", check=False)
     if diff.code == 1:
         return True
     # A merge whose result equals HEAD still has something to commit.
-    merge = await runner.run(repo.root, "rev-parse", "-q", "--verify", "MERGE_HEAD", check=False)
+    merge = await runner.run(repo, "rev-parse", "-q", "--verify", "MERGE_HEAD", check=False)
     return merge.code == 0
 
 
@@ -313,13 +334,13 @@ def remote_error(error: GitFailed, action: str) -> Exception:
 
 
 async def remotes(runner: GitRunner, repo: Repo) -> list[str]:
-    return (await runner.run(repo.root, "remote")).text.split()
+    return (await runner.run(repo, "remote")).text.split()
 
 
 async def upstream_of(runner: GitRunner, repo: Repo, branch: str) -> tuple[str, str] | None:
     """(remote, remote ref) the branch tracks, or None."""
     result = await runner.run(
-        repo.root,
+        repo,
         "for-each-ref",
         "--format=%(upstream:remotename)%00%(upstream:remoteref)",
         f"refs/heads/{branch}",
@@ -330,7 +351,7 @@ async def upstream_of(runner: GitRunner, repo: Repo, branch: str) -> tuple[str, 
 
 async def network(runner: GitRunner, repo: Repo, action: str, *args: str) -> str:
     try:
-        result = await runner.run(repo.root, action, *args, network=True)
+        result = await runner.run(repo, action, *args, network=True, hooks=True)
     except GitFailed as error:
         raise remote_error(error, action) from None
     return (result.stdout.decode("utf-8", "replace") + result.stderr).strip()

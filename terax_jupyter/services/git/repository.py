@@ -1,31 +1,70 @@
-"""Finding the repository for a path, and validating what clients send into git commands."""
+"""Finding the repository for a path, and validating what clients send into git commands.
+
+A repository is a work tree with a ``.git`` entry at its top: a folder (``<top>/.git``) or,
+for linked worktrees and submodules, a ``.git`` file. No clone can create either from a
+project's content (git refuses ``.git`` paths), so a git dir found any other way (a bare
+repository committed as plain files, a ``core.worktree`` pointing elsewhere) is refused
+before any other git command runs there.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from terax_jupyter.exceptions import InvalidPath, InvalidRequest, NotFound, OutsideWorkspace
+from terax_jupyter.exceptions import (
+    AccessDenied,
+    InvalidPath,
+    InvalidRequest,
+    NotFound,
+    OutsideWorkspace,
+)
 from terax_jupyter.security.normalize import reject_unusable
 from terax_jupyter.security.paths import Access
+from terax_jupyter.services.git.safety import (
+    UNTRUSTED_SAFETY,
+    ConfigEntry,
+    Safety,
+    assess,
+    parse_config_list,
+)
 
 if TYPE_CHECKING:
     from terax_jupyter.security import CheckedPath, SecurityLayer
     from terax_jupyter.services.git.runner import GitRunner
+    from terax_jupyter.services.git.trust import TrustRecord, TrustStore
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _OID = re.compile(r"[0-9a-fA-F]{4,64}")
+_BARE_REFUSED = re.compile(r"cannot use bare repository '(?P<path>[^']+)'")
+# Bare repositories met on the way up before giving up (each one is a git run).
+_MAX_BARE_HOPS = 8
+# Discovery and the configuration listing are bounded on their own, whatever the cap of the
+# command a request asked for.
+_SMALL_CAP = 64 * 1024
+CONFIG_CAP = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True)
 class Repo:
-    """A work tree the security layer approved: canonical root, its git dir."""
+    """A work tree the security layer approved: canonical root, its git dir, its safety."""
 
     root: str
     git_dir: str
     relative_root: str
+    common_dir: str = ""
+    safety: Safety = UNTRUSTED_SAFETY
+    trust: TrustRecord | None = None
+    # The repository's configuration (all scopes) as listed when it was resolved.
+    config: tuple[ConfigEntry, ...] = field(default=(), compare=False, repr=False)
+
+    @property
+    def trusted(self) -> bool:
+        return self.safety.trusted
 
     @property
     def index_lock(self) -> str:
@@ -38,28 +77,139 @@ class Repo:
         return os.path.join(self.root, *relpath.split("/"))
 
 
-async def resolve(security: SecurityLayer, runner: GitRunner, path: str) -> Repo:
+_DISCOVER = (
+    "rev-parse",
+    "--show-toplevel",
+    "--absolute-git-dir",
+    "--path-format=absolute",
+    "--git-common-dir",
+    "--show-superproject-working-tree",
+)
+CONFIG_LIST = ("config", "--list", "--show-scope", "-z")
+
+
+async def resolve(
+    security: SecurityLayer, runner: GitRunner, path: str, trust: TrustStore | None = None
+) -> Repo:
     """The repository holding ``path`` ("" is the server root); its root must be inside a
-    workspace root."""
+    workspace root, and its git dir the one its ``.git`` entry names."""
     checked = security.paths.check(path or security.roots.server_root, Access.READ)
     folder = _existing_folder(checked)
-    result = await runner.run(
-        folder, "rev-parse", "--show-toplevel", "--absolute-git-dir", check=False
-    )
-    lines = result.text.splitlines()
-    if result.code != 0 or len(lines) != 2 or not lines[0]:
-        raise NotFound(
-            f"{path or 'The server root'} is not in a git repository.", reason="not_a_repository"
-        )
-    top, git_dir = lines
+    shown = path or "The server root"
+    # What the repository's own configuration names, to neutralise it in every call: listed
+    # alongside the discovery (both find the same repository from the same folder), and
+    # again from the root when the discovery had to step over a bare repository.
+    listing = asyncio.ensure_future(runner.run(folder, *CONFIG_LIST, check=False, cap=CONFIG_CAP))
     try:
-        root = security.paths.check(top, Access.READ)
-    except OutsideWorkspace:
-        raise OutsideWorkspace(
-            f"The repository of {path or 'the server root'} starts at {top}, outside the "
-            "workspace roots; add that folder as a root to use it with git."
-        ) from None
-    return Repo(root.path, git_dir, security.paths.display(root.path))
+        top, git_dir, common_dir, superproject, found_from = await _discover(runner, folder, shown)
+        try:
+            root = security.paths.check(top, Access.READ)
+        except OutsideWorkspace:
+            raise OutsideWorkspace(
+                f"The repository of {path or 'the server root'} starts at {top}, outside the "
+                "workspace roots; add that folder as a root to use it with git."
+            ) from None
+        await _check_git_dir(runner, root.path, git_dir, common_dir, superproject, shown)
+        listed = await listing
+    finally:
+        if not listing.done():
+            listing.cancel()
+            with contextlib.suppress(BaseException):
+                await listing
+    if found_from != folder or listed.code != 0:
+        listed = await runner.run(root.path, *CONFIG_LIST, check=False, cap=CONFIG_CAP)
+    record = trust.lookup(root.path, git_dir) if trust is not None else None
+    entries = tuple(parse_config_list(listed.stdout))
+    safety = assess(entries, trusted=record is not None)
+    return Repo(
+        root.path,
+        git_dir,
+        security.paths.display(root.path),
+        common_dir or git_dir,
+        safety,
+        record,
+        entries,
+    )
+
+
+async def _discover(runner: GitRunner, folder: str, shown: str) -> tuple[str, str, str, str, str]:
+    """(top, git dir, common dir, superproject work tree or "", the folder it was found
+    from) of the repository around ``folder``. A bare repository on the way (refused by
+    safe.bareRepository=explicit) is stepped over: the repository that holds it as files
+    is the one meant."""
+    start = folder
+    for _ in range(_MAX_BARE_HOPS):
+        result = await runner.run(start, *_DISCOVER, check=False, cap=_SMALL_CAP)
+        lines = result.text.splitlines()
+        if result.code == 0 and len(lines) in (3, 4) and lines[0]:
+            return lines[0], lines[1], lines[2], lines[3] if len(lines) == 4 else "", start
+        bare = _BARE_REFUSED.search(result.stderr)
+        if bare is None:
+            break
+        bare_dir = bare["path"].rstrip("/")
+        parent = os.path.dirname(bare_dir)
+        if not parent or parent == bare_dir:
+            break
+        start = parent
+    raise NotFound(f"{shown} is not in a git repository.", reason="not_a_repository")
+
+
+async def _check_git_dir(
+    runner: GitRunner, top: str, git_dir: str, common_dir: str, superproject: str, shown: str
+) -> None:
+    """Refuse a git dir that ``<top>/.git`` does not name (stat calls on git's own paths)."""
+    dot_git = os.path.join(top, ".git")
+    kind = _kind(dot_git)
+    if kind == "folder":
+        if _same(dot_git, git_dir):
+            return
+    elif kind == "file" and await _named_by_git_file(runner, top, git_dir):
+        if superproject:
+            return  # a submodule: git found it through the superproject's index
+        if os.path.basename(os.path.dirname(git_dir)) == "worktrees" and _same(
+            os.path.dirname(os.path.dirname(git_dir)), common_dir
+        ):
+            # A linked worktree: the main repository must list this work tree as its own.
+            # (Lines, not -z: that needs git 2.36; a path with a newline just fails here.)
+            listed = await runner.run(
+                top, "worktree", "list", "--porcelain", check=False, cap=CONFIG_CAP
+            )
+            for line in listed.text.splitlines():
+                if line.startswith("worktree ") and _same(line[9:], top):
+                    return
+    raise AccessDenied(
+        f"{shown} is in a repository whose git data is in {git_dir}, not named by "
+        f"{dot_git}: its configuration moves the work tree (core.worktree), or it is a "
+        "repository stored as plain files. Terax does not open it.",
+        reason="unexpected_git_dir",
+    )
+
+
+async def _named_by_git_file(runner: GitRunner, top: str, git_dir: str) -> bool:
+    """Whether ``<top>/.git`` (a file) names ``git_dir``: git, asked in ``top`` alone (no
+    walking up), reads that file first."""
+    named = await runner.run(
+        top,
+        "rev-parse",
+        "--absolute-git-dir",
+        check=False,
+        cap=_SMALL_CAP,
+        env={"GIT_CEILING_DIRECTORIES": os.path.dirname(top)},
+    )
+    return named.code == 0 and _same(named.text.strip(), git_dir)
+
+
+def _kind(path: str) -> str | None:
+    if os.path.isdir(path):
+        return "folder"
+    return "file" if os.path.isfile(path) else None
+
+
+def _same(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _existing_folder(checked: CheckedPath) -> str:
@@ -118,7 +268,7 @@ def check_argument(value: object, name: str) -> str:
 async def check_branch_name(runner: GitRunner, repo: Repo, name: object) -> str:
     """A valid new branch name (``git check-ref-format --branch``), else 400 invalid_ref."""
     value = check_argument(name, "name")
-    result = await runner.run(repo.root, "check-ref-format", "--branch", value, check=False)
+    result = await runner.run(repo, "check-ref-format", "--branch", value, check=False)
     if result.code != 0 or value.startswith(("refs/", "@")) or value == "HEAD":
         raise InvalidRequest(f"'{value}' is not a valid branch name.", reason="invalid_ref")
     return value
@@ -128,7 +278,7 @@ async def check_revision(runner: GitRunner, repo: Repo, revision: object, name: 
     """A revision that names a commit; returned as its full object id."""
     value = check_argument(revision, name)
     result = await runner.run(
-        repo.root,
+        repo,
         "rev-parse",
         "--verify",
         "--quiet",

@@ -11,11 +11,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from terax_jupyter.exceptions import Conflict, Timeout, TooLarge, Unavailable
+from terax_jupyter.services.git.safety import UNTRUSTED_SAFETY
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping
 
     from terax_jupyter.security.redact import Redactor
+    from terax_jupyter.services.git.repository import Repo
+    from terax_jupyter.services.git.safety import Safety
 
 DEFAULT_TIMEOUT = 30.0
 NETWORK_TIMEOUT = 120.0
@@ -41,6 +44,17 @@ _ENV = {
     "GIT_MERGE_AUTOEDIT": "no",
 }
 _CONFIG = ("-c", "core.quotepath=off", "-c", "color.ui=false", "-c", "advice.detachedHead=false")
+# Variables that would point git at another repository, index or object store than the
+# one the security layer checked (inherited from whoever started the server).
+_REPOSITORY_ENV = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+)
 
 
 @dataclass(frozen=True)
@@ -79,6 +93,10 @@ class GitRunner:
 
     One runner per server. ``lock(root)`` serializes the operations on one repository
     that mutate it or must see it consistent; plain reads (log) run without it.
+
+    Every call carries the settings of ``safety.py``: given a ``Repo``, its safety (trusted
+    or not, what its own configuration names); given a folder, the untrusted ones. Hooks
+    run only for calls that ask (``hooks=True``, the writes) in a trusted repository.
     """
 
     def __init__(
@@ -112,7 +130,7 @@ class GitRunner:
 
     async def run(
         self,
-        root: str,
+        where: str | Repo,
         *args: str,
         input: bytes | None = None,
         timeout: float | None = None,
@@ -120,8 +138,14 @@ class GitRunner:
         network: bool = False,
         check: bool = True,
         env: Mapping[str, str] | None = None,
+        hooks: bool = False,
     ) -> GitResult:
-        """Run git in ``root``; raise GitFailed (when ``check``), Timeout or TooLarge."""
+        """Run git in a repository (or a folder); raise GitFailed (when ``check``), Timeout
+        or TooLarge. ``hooks``: this call may run the repository's hooks if it is trusted."""
+        if isinstance(where, str):
+            root, safety = where, UNTRUSTED_SAFETY
+        else:
+            root, safety = where.root, where.safety
         limit = (
             timeout if timeout is not None else (self.network_timeout if network else self.timeout)
         )
@@ -130,14 +154,16 @@ class GitRunner:
         try:
             process = await asyncio.create_subprocess_exec(
                 self.git,
+                "--no-pager",
                 "-C",
                 root,
                 *_CONFIG,
+                *safety.arguments(hooks=hooks),
                 *args,
                 stdin=asyncio.subprocess.PIPE if input is not None else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env=self._environment(env),
+                env=self._environment(env, safety),
                 # Its own session: no controlling terminal to prompt on, and a timeout can
                 # end hooks and ssh with it.
                 start_new_session=True,
@@ -171,12 +197,16 @@ class GitRunner:
         """End every git still running (and what it started: hooks, ssh), as the server stops."""
         await asyncio.gather(*(_kill(process) for process in list(self._running)))
 
-    def _environment(self, extra: Mapping[str, str] | None) -> dict[str, str]:
+    def _environment(self, extra: Mapping[str, str] | None, safety: Safety) -> dict[str, str]:
         env = dict(os.environ)
+        for name in _REPOSITORY_ENV:
+            env.pop(name, None)
         env.update(_ENV)
         env.update(self._extra_env)
         if extra:
             env.update(extra)
+        # Last: they extend the server's own GIT_CONFIG_COUNT entries, never replace them.
+        env.update(safety.environment(env))
         return env
 
     def _redact(self, text: str) -> str:

@@ -144,7 +144,7 @@ def mark_denied(status: Status, deny: DenyList, root: str) -> None:
 
 
 async def read_status(runner: GitRunner, repo: Repo, deny: DenyList) -> Status:
-    result = await runner.run(repo.root, *STATUS_ARGS)
+    result = await runner.run(repo, *STATUS_ARGS)
     status = parse_status(result.stdout)
     status.root = repo.root
     status.index_locked = repo.index_locked()

@@ -174,6 +174,9 @@ async def test_hook_failure_is_409_with_its_output(terax_api: Api, repo: Path) -
     hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
     write(repo, "notes.txt", "x\n")
     git(repo, "add", "notes.txt")
+    # Hooks run only in a repository the user trusts.
+    trust = await terax_api("git/trust", method="PUT", body={"path": "repo", "trusted": True})
+    assert (trust["trusted"], trust["hooks"]) == (True, ["commit-msg"])
     code, body = await failure(
         terax_api, "git/commit", method="POST", body={"path": "repo", "message": "no issue"}
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import stat
 from typing import TYPE_CHECKING
 
@@ -18,7 +19,9 @@ from terax_jupyter.exceptions import (
     Unavailable,
 )
 from terax_jupyter.services.git.operations import remote_error
+from terax_jupyter.services.git.repository import Repo
 from terax_jupyter.services.git.runner import GitFailed, GitRunner
+from terax_jupyter.services.git.safety import TRUSTED_SAFETY
 
 from .conftest import commit_all, git, write
 
@@ -26,6 +29,11 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from terax_jupyter.services.git.manager import GitManager
+
+
+def trusted(project: Path) -> Repo:
+    """The repository as a trusted one (its hooks may run)."""
+    return Repo(str(project), str(project / ".git"), "", safety=TRUSTED_SAFETY)
 
 
 async def test_commit_amend_and_signoff(manager: GitManager, project: Path) -> None:
@@ -62,6 +70,7 @@ async def test_failing_hook_output_comes_back(manager: GitManager, project: Path
     write(project, "notes.txt", "new\n")
     git(project, "add", "notes.txt")
     head = git(project, "rev-parse", "HEAD")
+    await manager.set_trust(str(project), True, user="ada")
     with pytest.raises(Conflict) as caught:
         await manager.commit(str(project), "blocked")
     assert caught.value.reason == "hook_failed"
@@ -162,7 +171,7 @@ async def test_runner_times_out_and_never_prompts(project: Path) -> None:
     git(project, "add", "notes.txt")
     started = asyncio.get_running_loop().time()
     with pytest.raises(Timeout):
-        await runner.run(str(project), "commit", "-m", "slow")
+        await runner.run(trusted(project), "commit", "-m", "slow", hooks=True)
     assert asyncio.get_running_loop().time() - started < 5
     result = await runner.run(str(project), "var", "GIT_EDITOR")
     assert result.text.strip() == "true"
@@ -176,7 +185,7 @@ async def test_closing_the_runner_ends_git_and_its_hooks(project: Path) -> None:
     hook.chmod(0o755)
     write(project, "notes.txt", "x\n")
     git(project, "add", "notes.txt")
-    commit = asyncio.ensure_future(runner.run(str(project), "commit", "-m", "slow"))
+    commit = asyncio.ensure_future(runner.run(trusted(project), "commit", "-m", "slow", hooks=True))
     pid_file = project / "hook.pid"
     for _ in range(200):
         if pid_file.exists() and pid_file.read_text().strip():
@@ -186,4 +195,7 @@ async def test_closing_the_runner_ends_git_and_its_hooks(project: Path) -> None:
     await runner.close()
     with pytest.raises(GitFailed):
         await commit
+    # SIGKILL is sent; on a loaded machine the hook may need a moment to be scheduled and die.
+    with contextlib.suppress(psutil.NoSuchProcess):
+        psutil.wait_procs([psutil.Process(hook_pid)], timeout=10)
     assert not psutil.pid_exists(hook_pid) or psutil.Process(hook_pid).status() == "zombie"

@@ -118,6 +118,14 @@ async def test_submodule_entries(manager: GitManager, project: Path, workspace_r
     git(project, "submodule", "-q", "add", str(library), "lib")
     commit_all(project, "add lib")
     write(project / "lib", "lib.txt", "changed\n")
+    # Untrusted, git does not look inside a submodule (its own configuration could name
+    # programs): only a change of the commit it records shows.
+    assert (await manager.status(str(project)))["unstaged"] == []
+    await manager.set_trust(str(project), True, user="ada")
+    status = await manager.status(str(project))
+    assert [(e["path"], e["submodule"]) for e in status["unstaged"]] == [("lib", True)]
+    await manager.set_trust(str(project), False, user="ada")
+    commit_all(project / "lib", "lib moves on")
     status = await manager.status(str(project))
     assert [(e["path"], e["submodule"]) for e in status["unstaged"]] == [("lib", True)]
 
