@@ -1,13 +1,19 @@
 """Start and stop a headless Chromium with a private profile, kept off the network.
 
-The browser talks the DevTools protocol over a WebSocket on 127.0.0.1 with a port the kernel
-picks (``--remote-debugging-port=0``); Chromium writes the port and the browser's WebSocket
-path to ``DevToolsActivePort`` in the profile folder, which we poll. ``--remote-debugging-pipe``
-was considered and not taken: it needs file descriptors 3 and 4 in the child, so the
-connection could not be reopened after a drop (``CdpConnection.reconnect``), and a pipe speaks
-NUL-framed JSON that the ``websockets`` client cannot carry. The port is bound to loopback; any
-local process could connect to it, as with any dev server the agent drives; the profile is
-fresh and throw-away, so there is nothing in the browser worth stealing.
+The browser speaks the DevTools protocol over a pipe (``--remote-debugging-pipe``): it reads
+our calls on its file descriptor 3 and writes answers and events on 4 (``cdp.CdpPipe``). No
+port is opened, so no other process, and no other local user, can reach DevTools: only this
+server holds the other ends, which are close-on-exec here, so no other child inherits them.
+(A DevTools port on 127.0.0.1 let any local user drive the browser and read the server
+user's files through ``file://``.) Python cannot place a child's descriptors at fixed numbers,
+so the browser is started through a tiny trampoline (``sys.executable -I -S -c``) that moves
+its two ends onto 3 and 4 and execs the browser in the same process: the pid, the process
+group and the parent-death signal carry over.
+
+Chromium's sandbox stays on unless the server runs as root (where Chromium refuses to start
+with it) or the administrator turns it off (``sandbox=False``, from
+``BrowserManager.chromium_sandbox``); a browser whose sandbox cannot start says which setting
+to change.
 
 The browser runs in its own session (so in its own process group): ``close`` signals the whole
 group, the zygote and renderers included, SIGTERM first and SIGKILL after a grace, reaps the
@@ -37,11 +43,11 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from terax_jupyter.exceptions import BrowserError, Timeout, Unavailable
+from terax_jupyter.services.browser.cdp import CdpConnection, CdpPipe
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -75,8 +81,7 @@ DISABLED_FEATURES = (
 
 BASE_FLAGS = (
     "--headless=new",
-    "--remote-debugging-address=127.0.0.1",
-    "--remote-debugging-port=0",
+    "--remote-debugging-pipe",  # DevTools on fds 3 and 4 only: no port anyone could reach
     "--no-first-run",
     "--no-default-browser-check",
     "--no-pings",
@@ -96,7 +101,6 @@ BASE_FLAGS = (
     f"--disable-features={','.join(DISABLED_FEATURES)}",
     "--mute-audio",
     "--hide-scrollbars",
-    "--no-sandbox",  # these machines run the server as root, where the sandbox cannot start
     "--disable-gpu",
     "--disable-dev-shm-usage",
     # Headless tabs count as hidden; without these, timers and rendering are throttled.
@@ -119,6 +123,31 @@ DEAD_PROXY = "http://127.0.0.1:9"
 KEPT_ENVIRONMENT = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "FONTCONFIG_PATH")
 
 STDERR_TAIL_LINES = 40
+
+NO_SANDBOX = "--no-sandbox"
+SANDBOX_SETTING = "c.BrowserManager.chromium_sandbox = False"
+
+# Run as ``python -I -S -c TRAMPOLINE <our read end> <our write end> <browser> <args...>``:
+# puts the browser's ends of the two pipes on fds 3 and 4 (first moved above 9, as either may
+# sit on 3 or 4 already) and becomes the browser. Only 0-2 and the two ends are open here
+# (close_fds), and the interpreter's own descriptors are close-on-exec.
+TRAMPOLINE = """\
+import fcntl, os, sys
+reads, writes = int(sys.argv[1]), int(sys.argv[2])
+high_reads = fcntl.fcntl(reads, fcntl.F_DUPFD, 10)
+high_writes = fcntl.fcntl(writes, fcntl.F_DUPFD, 10)
+os.close(reads)
+os.close(writes)
+os.dup2(high_reads, 3)
+os.dup2(high_writes, 4)
+os.close(high_reads)
+os.close(high_writes)
+try:
+    os.execv(sys.argv[3], sys.argv[3:])
+except OSError as error:
+    sys.stderr.write(f"cannot run {sys.argv[3]}: {error}\\n")
+    os._exit(127)
+"""
 
 
 def find_chromium(binary: str | None = None) -> str:
@@ -187,10 +216,15 @@ def _die_with_parent() -> None:
 class ChromiumLauncher:
     """One headless Chromium process (group) and its throw-away profile.
 
-    ``await start()`` returns the browser's DevTools WebSocket URL; ``await close()`` ends the
-    whole process group and removes the profile (safe to call twice, or after a crash). The
-    process is plain ``subprocess.Popen`` (started and waited for on threads), so a launcher is
-    bound to no event loop: one may be started under one loop and used or closed under another.
+    ``await start()`` returns the browser's DevTools pipe (``CdpPipe``, for
+    ``CdpConnection.connect``) once the browser answered on it; ``await close()`` ends the
+    whole process group, closes the pipe and removes the profile (safe to call twice, or after
+    a crash). The process is plain ``subprocess.Popen`` (started and waited for on threads) and
+    the pipe is read in whichever loop connects to it, so a launcher may be started under one
+    loop and used or closed under another (one at a time).
+
+    ``sandbox`` (default on) keeps Chromium's sandbox; it is off anyway when the server runs
+    as root, where Chromium cannot start with it.
     """
 
     def __init__(
@@ -202,6 +236,7 @@ class ChromiumLauncher:
         close_grace: float = 3.0,
         window_size: tuple[int, int] = (1280, 800),
         lockdown: bool = True,
+        sandbox: bool = True,
     ) -> None:
         self.binary = binary
         self.extra_args = tuple(extra_args)
@@ -209,7 +244,9 @@ class ChromiumLauncher:
         self.close_grace = close_grace
         self.window_size = window_size
         self.lockdown = lockdown
-        self.websocket_url: str | None = None
+        self.sandbox = sandbox
+        self.pipe: CdpPipe | None = None
+        self.product: str | None = None  # what the browser said it is (Browser.getVersion)
         self.profile_dir: Path | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
@@ -229,6 +266,11 @@ class ChromiumLauncher:
     def returncode(self) -> int | None:
         return self._process.poll() if self._process is not None else None
 
+    @property
+    def sandboxed(self) -> bool:
+        """Whether the browser runs with Chromium's sandbox: asked for, and not as root."""
+        return self.sandbox and not _is_root()
+
     def stderr_tail(self) -> str:
         """The last lines the browser wrote to stderr (for error messages)."""
         return "\n".join(self._stderr_tail)
@@ -241,29 +283,38 @@ class ChromiumLauncher:
             f"--user-data-dir={profile / 'data'}",
             f"--window-size={width},{height}",
         ]
+        if not self.sandboxed:
+            args.append(NO_SANDBOX)
         if self.lockdown:
             args.append(f"--proxy-server={DEAD_PROXY}")
         args.extend(self.extra_args)
         args.append("about:blank")
         return args
 
-    async def start(self) -> str:
-        """Start the browser and wait until its DevTools endpoint is up; its WebSocket URL."""
+    async def start(self) -> CdpPipe:
+        """Start the browser and wait until it answers on its DevTools pipe; the pipe."""
         if self._process is not None:
-            if self.websocket_url is not None and self.running:
-                return self.websocket_url
+            if self.pipe is not None and self.pipe.lost is None and self.running:
+                return self.pipe
             raise BrowserError("this launcher was already used; make a new one")
+        if os.name != "posix":
+            raise Unavailable(
+                "the headless browser needs a POSIX system (Linux or macOS): it talks to"
+                " Chromium over inherited pipes",
+                reason="browser_unsupported",
+            )
         executable = find_chromium(self.binary)
         # Spawned from one long-lived thread: on Linux the browser is told to die with the
         # thread that started it (PR_SET_PDEATHSIG), so it must be one that lives as long as
         # the server, not a worker that may come and go.
         await asyncio.wrap_future(_SPAWNER.submit(self._spawn, executable))
         try:
-            self.websocket_url = await self._wait_for_endpoint()
+            await self._handshake()
         except BaseException:
             await self.close()
             raise
-        return self.websocket_url
+        assert self.pipe is not None
+        return self.pipe
 
     def _spawn(self, executable: str) -> None:
         _sweep_orphaned_profiles()
@@ -280,24 +331,44 @@ class ChromiumLauncher:
             XDG_DATA_HOME=str(profile / "share"),
             TMPDIR=str(profile),
         )
+        # Two pipes: ours are close-on-exec (os.pipe), so only the browser gets the others.
+        browser_reads, we_write = os.pipe()
+        we_read, browser_writes = os.pipe()
         try:
             self._process = subprocess.Popen(
-                self.arguments(executable, profile),
+                [
+                    _python(),
+                    "-I",
+                    "-S",
+                    "-c",
+                    TRAMPOLINE,
+                    str(browser_reads),
+                    str(browser_writes),
+                    *self.arguments(executable, profile),
+                ],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
+                pass_fds=(browser_reads, browser_writes),
                 env=environment,
                 cwd=profile,
                 start_new_session=True,  # its own process group, ended as a whole in close()
                 preexec_fn=_die_with_parent if sys.platform == "linux" else None,
-                creationflags=getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0),
             )
-        except OSError as error:
+        except (OSError, Unavailable) as error:
+            for fd in (we_read, we_write):
+                os.close(fd)
             shutil.rmtree(profile, ignore_errors=True)
             self.profile_dir = None
+            detail = error.message if isinstance(error, Unavailable) else str(error)
             raise Unavailable(
-                f"the browser {executable} could not start: {error}", reason="browser_missing"
+                f"the browser {executable} could not start: {detail}", reason="browser_missing"
             ) from None
+        finally:
+            # The browser has its copies now; ours would keep the pipe open after it died.
+            os.close(browser_reads)
+            os.close(browser_writes)
+        self.pipe = CdpPipe(we_read, we_write)
         assert self._process.stderr is not None
         self._stderr_thread = threading.Thread(
             target=self._drain_stderr,
@@ -315,35 +386,55 @@ class ChromiumLauncher:
                 if text:
                     self._stderr_tail.append(text[:500])
 
-    async def _wait_for_endpoint(self) -> str:
-        assert self.profile_dir is not None
-        marker = self.profile_dir / "data" / "DevToolsActivePort"
-        deadline = time.monotonic() + self.startup_timeout
-        while True:
-            found = await asyncio.to_thread(_read_active_port, marker)
-            if found is not None:
-                port, path = found
-                return f"ws://127.0.0.1:{port}{path}"
-            code = self.returncode
-            if code is not None:
-                # Its last words may still be in the pipe: let the reader finish them.
-                if self._stderr_thread is not None:
-                    await asyncio.to_thread(self._stderr_thread.join, 2.0)
-                raise BrowserError(
-                    f"the browser exited during start-up (exit code {code})"
-                    f"{_tail_text(self.stderr_tail())}"
-                )
-            if time.monotonic() > deadline:
-                raise Timeout(
-                    f"the browser did not open its DevTools port within"
-                    f" {self.startup_timeout:g} s{_tail_text(self.stderr_tail())}"
-                )
-            await asyncio.sleep(0.05)
+    async def _handshake(self) -> None:
+        """Ask the browser what it is over the pipe: it answers once it is up (it reads the
+        pipe from its start, so nothing is lost in between)."""
+        assert self.pipe is not None
+        connection = await CdpConnection.connect(self.pipe, timeout=self.startup_timeout)
+        try:
+            version = await connection.send("Browser.getVersion")
+        except Timeout:
+            raise Timeout(
+                f"the browser did not answer on its DevTools pipe within"
+                f" {self.startup_timeout:g} s{_tail_text(self.stderr_tail())}"
+            ) from None
+        except BrowserError:
+            raise await self._start_up_failure() from None
+        finally:
+            await connection.close()
+        self.product = str(version.get("product") or "") or None
+
+    async def _start_up_failure(self) -> BrowserError:
+        """The error for a browser that closed its pipe before answering (it exited)."""
+        process = self._process
+        assert process is not None
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            await asyncio.to_thread(process.wait, 5.0)
+        # Its last words may still be in the pipe: let the reader finish them.
+        if self._stderr_thread is not None:
+            await asyncio.to_thread(self._stderr_thread.join, 2.0)
+        tail = self.stderr_tail()
+        code = process.poll()
+        what = (
+            f"the browser exited during start-up (exit code {code})"
+            if code is not None
+            else "the browser closed its DevTools pipe during start-up"
+        )
+        hint = ""
+        if self.sandboxed and "sandbox" in tail.lower():
+            hint = (
+                "; its sandbox could not start. Let it start (unprivileged user namespaces,"
+                " or Chromium's setuid chrome-sandbox helper) or, to run the browser without"
+                f" its sandbox, set {SANDBOX_SETTING} in the server's configuration"
+            )
+        return BrowserError(f"{what}{hint}{_tail_text(tail)}", reason="browser_start_failed")
 
     async def close(self) -> None:
         """End the browser's process group (SIGTERM, SIGKILL after the grace), reap it, remove
-        the profile. Safe to call more than once."""
+        the profile; close the pipe. Safe to call more than once."""
         await asyncio.to_thread(self._close_blocking)
+        if self.pipe is not None:
+            self.pipe.close()
 
     def _close_blocking(self) -> None:
         with self._lock:
@@ -358,18 +449,20 @@ class ChromiumLauncher:
             if self.profile_dir is not None:
                 shutil.rmtree(self.profile_dir, ignore_errors=True)
                 self.profile_dir = None
-            self.websocket_url = None
 
 
-def _read_active_port(marker: Path) -> tuple[int, str] | None:
-    """(port, browser path) from ``DevToolsActivePort`` once Chromium has written both lines."""
-    try:
-        lines = marker.read_text(encoding="utf-8").splitlines()
-    except (FileNotFoundError, UnicodeDecodeError):
-        return None
-    if len(lines) < 2 or not lines[0].strip().isdigit() or not lines[1].startswith("/"):
-        return None
-    return int(lines[0].strip()), lines[1].strip()
+def _is_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def _python() -> str:
+    """The interpreter that runs the trampoline: this server's own."""
+    if not sys.executable:
+        raise Unavailable(
+            "cannot start the browser: Python's own executable is unknown (sys.executable)",
+            reason="browser_missing",
+        )
+    return sys.executable
 
 
 def _end_group(process: subprocess.Popen[bytes], grace: float) -> None:

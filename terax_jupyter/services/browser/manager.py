@@ -71,6 +71,14 @@ class BrowserManager(LoggingConfigurable):
     chromium_path = Unicode(
         "", help="The Chromium (or Chrome) binary; empty to look for chromium on PATH."
     ).tag(config=True)
+    chromium_sandbox = Bool(
+        True,
+        help=(
+            "Run Chromium with its sandbox (it needs unprivileged user namespaces or the setuid"
+            " chrome-sandbox helper). Turn off only where the sandbox cannot start; a server"
+            " running as root runs Chromium without it in any case, as Chromium requires."
+        ),
+    ).tag(config=True)
     max_tabs = Integer(4, help="How many browser tabs may be open at once.").tag(config=True)
     idle_timeout = Float(
         900.0, help="Seconds after which an unused tab is closed (the browser with the last)."
@@ -172,7 +180,7 @@ class BrowserManager(LoggingConfigurable):
         an approval of a destructive run is for (its ``structural_hash`` binds the token)."""
         self._check_enabled()
         workflow = await self.get_workflow(name)
-        launcher = ChromiumLauncher(self.chromium_path or None)
+        launcher = self._launcher()
         async with BrowserSession(launcher, owns_launcher=True) as browser:
             page = await browser.new_page()
             await self._open_start(page, workflow)
@@ -203,7 +211,7 @@ class BrowserManager(LoggingConfigurable):
                 f"Workflow {name!r} is destructive: it runs only after an approval.",
                 reason="approval_required",
             )
-        launcher = ChromiumLauncher(self.chromium_path or None)
+        launcher = self._launcher()
         async with BrowserSession(launcher, owns_launcher=True) as browser:
             page = await browser.new_page()
             await self._open_start(page, workflow)
@@ -329,6 +337,9 @@ class BrowserManager(LoggingConfigurable):
 
     # -- the browser ----------------------------------------------------------------------
 
+    def _launcher(self) -> ChromiumLauncher:
+        return ChromiumLauncher(self.chromium_path or None, sandbox=self.chromium_sandbox)
+
     def _check_enabled(self) -> None:
         if not self.enabled:
             raise Unavailable(
@@ -351,7 +362,7 @@ class BrowserManager(LoggingConfigurable):
                 self._tabs.clear()
                 await self._stop_browser()
             if self._browser is None:
-                launcher = ChromiumLauncher(self.chromium_path or None)
+                launcher = self._launcher()
                 self._browser = await BrowserSession(launcher, owns_launcher=True).start()
             return self._browser
 

@@ -1,4 +1,5 @@
-"""A browser session: one Chromium, its DevTools connection, and the pages opened on it."""
+"""A browser session: one Chromium, its DevTools connection (over the browser's pipe), and the
+pages opened on it."""
 
 from __future__ import annotations
 
@@ -55,10 +56,10 @@ class BrowserSession:
         if self.connection is not None:
             return self
         try:
-            url = self.launcher.websocket_url
-            if url is None or not self.launcher.running:
-                url = await self.launcher.start()
-            self.connection = await CdpConnection.connect(url, timeout=self.timeout)
+            pipe = self.launcher.pipe
+            if pipe is None or pipe.lost is not None or not self.launcher.running:
+                pipe = await self.launcher.start()
+            self.connection = await CdpConnection.connect(pipe, timeout=self.timeout)
             # Downloads would write into the profile (or worse); a dev server has no need.
             await self.connection.send("Browser.setDownloadBehavior", {"behavior": "deny"})
         except BaseException:

@@ -1,60 +1,88 @@
-"""CdpConnection against a scripted DevTools endpoint: answers, errors, events, bounded
-queues, and a socket that goes away."""
+"""CdpConnection over a pipe to a scripted browser: answers, errors, events, bounded queues,
+NUL framing, shared pipes, event loops taking over, and a browser that goes away."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
-from websockets.asyncio.server import serve
 
 from terax_jupyter.exceptions import BrowserError, Timeout
-from terax_jupyter.services.browser.cdp import CdpConnection, CdpEvent, Subscription
-
-if TYPE_CHECKING:
-    from websockets.asyncio.server import Server, ServerConnection
+from terax_jupyter.services.browser.cdp import CdpConnection, CdpEvent, CdpPipe, Subscription
 
 
 class FakeBrowser:
-    """Answers ``Echo``, fails ``Fail``, ignores ``Silent``, sends the events listed in
-    ``Emit``'s params, and drops the socket on ``Drop``."""
+    """The other ends of a ``CdpPipe``, served by a thread as Chromium does on fds 3 and 4:
+    answers ``Echo``, fails ``Fail``, ignores ``Silent``, sends the events listed in
+    ``Emit``'s params, answers ``Big`` with ``size`` bytes, writes ``Raw``'s pieces as they are,
+    and closes its ends on ``Drop``."""
 
-    def __init__(self) -> None:
-        self.connections = 0
+    def __init__(self, *, max_message: int | None = None) -> None:
+        self._reads, we_write = os.pipe()
+        we_read, self._writes = os.pipe()
+        extra = {} if max_message is None else {"max_message": max_message}
+        self.pipe = CdpPipe(we_read, we_write, **extra)
+        self.received: list[dict[str, Any]] = []
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
 
-    async def handle(self, socket: ServerConnection) -> None:
-        self.connections += 1
-        async for raw in socket:
-            message = json.loads(raw)
-            method, params = message["method"], message.get("params", {})
-            reply: dict[str, Any] = {"id": message["id"]}
-            if "sessionId" in message:
-                reply["sessionId"] = message["sessionId"]
-            if method == "Silent":
-                continue
-            if method == "Drop":
-                await socket.close()
-                return
-            if method == "Fail":
-                reply["error"] = {"code": -32601, "message": "it failed", "data": "details"}
-            elif method == "Emit":
-                for event in params["events"]:
-                    await socket.send(json.dumps(event))
-                reply["result"] = {}
-            else:
-                reply["result"] = {"echo": params}
-            await socket.send(json.dumps(reply))
+    def _serve(self) -> None:
+        buffer = b""
+        try:
+            while True:
+                chunk = os.read(self._reads, 65536)
+                if not chunk:
+                    return
+                buffer += chunk
+                while b"\0" in buffer:
+                    raw, buffer = buffer.split(b"\0", 1)
+                    if not self._handle(json.loads(raw)):
+                        return
+        finally:
+            for fd in (self._reads, self._writes):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
 
+    def _send(self, message: dict[str, Any]) -> None:
+        os.write(self._writes, json.dumps(message).encode() + b"\0")
 
-async def open_fake() -> tuple[Server, str, FakeBrowser]:
-    """A fake endpoint (pytest-jupyter runs async tests, not async fixtures)."""
-    fake = FakeBrowser()
-    server = await serve(fake.handle, "127.0.0.1", 0)
-    port = next(iter(server.sockets)).getsockname()[1]
-    return server, f"ws://127.0.0.1:{port}/devtools/browser/fake", fake
+    def _handle(self, message: dict[str, Any]) -> bool:
+        self.received.append(message)
+        method, params = message["method"], message.get("params", {})
+        reply: dict[str, Any] = {"id": message["id"]}
+        if "sessionId" in message:
+            reply["sessionId"] = message["sessionId"]
+        if method == "Silent":
+            return True
+        if method == "Drop":
+            return False
+        if method == "Fail":
+            reply["error"] = {"code": -32601, "message": "it failed", "data": "details"}
+        elif method == "Emit":
+            for event in params["events"]:
+                self._send(event)
+            reply["result"] = {}
+        elif method == "Big":
+            reply["result"] = {"data": "x" * params["size"]}
+        elif method == "Raw":
+            for piece in params["pieces"]:  # separate writes, read separately
+                os.write(self._writes, piece.encode("latin-1"))
+                time.sleep(0.05)
+            reply["result"] = {}
+        else:
+            reply["result"] = {"echo": params}
+        self._send(reply)
+        return True
+
+    def stop(self) -> None:
+        self.pipe.close()  # the thread sees end of file and ends
+        self._thread.join(5)
 
 
 def event(method: str, session: str | None = None, **params: Any) -> dict[str, Any]:
@@ -65,11 +93,12 @@ def event(method: str, session: str | None = None, **params: Any) -> dict[str, A
 
 
 async def test_send_returns_the_result_and_a_protocol_error_is_a_browser_error() -> None:
-    server, url, _fake = await open_fake()
-    connection = await CdpConnection.connect(url)
+    fake = FakeBrowser()
+    connection = await CdpConnection.connect(fake.pipe)
     try:
         assert await connection.send("Echo", {"a": 1}) == {"echo": {"a": 1}}
         assert await connection.send("Echo", session_id="S1") == {"echo": {}}
+        assert fake.received[1]["sessionId"] == "S1"
         with pytest.raises(BrowserError, match=r"Fail failed: it failed \(details\)"):
             await connection.send("Fail")
         with pytest.raises(Timeout, match=r"did not answer Silent within 0\.2 s"):
@@ -77,45 +106,104 @@ async def test_send_returns_the_result_and_a_protocol_error_is_a_browser_error()
         assert await connection.send("Echo", {"after": True}) == {"echo": {"after": True}}
     finally:
         await connection.close()
-        server.close()
-        await server.wait_closed()
+        fake.stop()
 
 
-async def test_a_lost_socket_fails_every_pending_call_at_once() -> None:
-    server, url, _fake = await open_fake()
-    connection = await CdpConnection.connect(url, timeout=30)
+async def test_messages_are_framed_by_nul_whatever_the_reads_cut() -> None:
+    fake = FakeBrowser()
+    connection = await CdpConnection.connect(fake.pipe)
+    try:
+        # Bigger than a pipe's buffer both ways: written and read in many pieces.
+        text = "é\u2028" * 150_000
+        assert await connection.send("Echo", {"text": text}) == {"echo": {"text": text}}
+        # Two events and half of a third in one write, the rest in the next.
+        events = connection.subscribe("Page.loadEventFired")
+        first = json.dumps(event("Page.loadEventFired", n=1)) + "\0"
+        second = json.dumps(event("Page.loadEventFired", n=2)) + "\0"
+        third = json.dumps(event("Page.loadEventFired", n=3))
+        await connection.send("Raw", {"pieces": [first + second + third[:10], third[10:] + "\0"]})
+        assert [(await events.get(timeout=2)).params["n"] for _ in range(3)] == [1, 2, 3]
+        # Not JSON, or not an object: ignored; the pipe goes on.
+        await connection.send("Raw", {"pieces": ["not json\0[1, 2]\0"]})
+        assert await connection.send("Echo", {"still": 1}) == {"echo": {"still": 1}}
+    finally:
+        await connection.close()
+        fake.stop()
+
+
+async def test_a_message_over_the_limit_fails_its_call_and_the_next_ones_work() -> None:
+    fake = FakeBrowser(max_message=4096)
+    connection = await CdpConnection.connect(fake.pipe)
+    try:
+        with pytest.raises(BrowserError, match="Big: the browser's answer was over 4 KiB"):
+            await connection.send("Big", {"size": 20_000}, timeout=5)
+        assert await connection.send("Big", {"size": 100}) == {"data": "x" * 100}
+    finally:
+        await connection.close()
+        fake.stop()
+
+
+async def test_a_closed_pipe_fails_every_pending_call_at_once() -> None:
+    fake = FakeBrowser()
+    connection = await CdpConnection.connect(fake.pipe, timeout=60)
     try:
         events = connection.subscribe("Page.loadEventFired")
         waiter = connection.event_waiter("Page.frameNavigated")
         pending = [asyncio.create_task(connection.send("Silent")) for _ in range(3)]
         await asyncio.sleep(0.05)
-        started = time.monotonic()
-        with pytest.raises(BrowserError):
-            await connection.send("Drop")
-        results = await asyncio.gather(*pending, return_exceptions=True)
-        assert time.monotonic() - started < 2
+        with pytest.raises(BrowserError, match="closed its DevTools pipe"):
+            await asyncio.wait_for(connection.send("Drop"), 10)
+        results = await asyncio.wait_for(asyncio.gather(*pending, return_exceptions=True), 10)
         assert all(isinstance(r, BrowserError) for r in results)
-        assert "connection" in str(results[0])
+        assert "Silent: the browser closed its DevTools pipe" in str(results[0])
         with pytest.raises(BrowserError):
             await waiter
         with pytest.raises(BrowserError):
             await events.get()
         assert connection.closed
+        assert fake.pipe.lost is not None
         with pytest.raises(BrowserError, match="Echo"):
             await connection.send("Echo")
-
-        await connection.reconnect()
-        assert not connection.closed
-        assert await connection.send("Echo", {"back": 1}) == {"echo": {"back": 1}}
+        # A pipe whose browser is gone cannot be joined again.
+        with pytest.raises(BrowserError, match="cannot connect to the browser"):
+            await connection.reconnect()
+        with pytest.raises(BrowserError, match="cannot connect to the browser"):
+            await CdpConnection.connect(fake.pipe)
     finally:
         await connection.close()
-        server.close()
-        await server.wait_closed()
+        fake.stop()
+
+
+async def test_a_closed_connection_can_rejoin_and_shares_the_pipe_with_others() -> None:
+    fake = FakeBrowser()
+    first = await CdpConnection.connect(fake.pipe)
+    second = await CdpConnection.connect(fake.pipe)
+    try:
+        # Concurrent calls on both: each answer reaches the call that asked.
+        calls = [first.send("Echo", {"n": n}) for n in range(20)]
+        calls += [second.send("Echo", {"n": 100 + n}) for n in range(20)]
+        answers = await asyncio.gather(*calls)
+        assert [a["echo"]["n"] for a in answers] == [*range(20), *range(100, 120)]
+        heard = second.subscribe("Target.targetCreated")
+        await first.send("Emit", {"events": [event("Target.targetCreated", n=1)]})
+        assert (await heard.get(timeout=2)).params == {"n": 1}  # events reach every one
+
+        await first.close()
+        with pytest.raises(BrowserError, match="Echo: the browser connection was closed"):
+            await first.send("Echo")
+        assert await second.send("Echo", {"on": 1}) == {"echo": {"on": 1}}
+        await first.reconnect()
+        assert not first.closed
+        assert await first.send("Echo", {"back": 1}) == {"echo": {"back": 1}}
+    finally:
+        await first.close()
+        await second.close()
+        fake.stop()
 
 
 async def test_events_reach_the_subscribers_of_their_session_only() -> None:
-    server, url, _fake = await open_fake()
-    connection = await CdpConnection.connect(url)
+    fake = FakeBrowser()
+    connection = await CdpConnection.connect(fake.pipe)
     try:
         of_a = connection.subscribe("Page.loadEventFired", "A")
         of_any = connection.subscribe("Page.loadEventFired")
@@ -146,13 +234,12 @@ async def test_events_reach_the_subscribers_of_their_session_only() -> None:
         assert [e async for e in of_a] == []  # closed: iteration ends
     finally:
         await connection.close()
-        server.close()
-        await server.wait_closed()
+        fake.stop()
 
 
 async def test_wait_for_event_matches_a_predicate_and_times_out() -> None:
-    server, url, _fake = await open_fake()
-    connection = await CdpConnection.connect(url)
+    fake = FakeBrowser()
+    connection = await CdpConnection.connect(fake.pipe)
     try:
         waiting = asyncio.create_task(
             connection.wait_for_event(
@@ -169,8 +256,7 @@ async def test_wait_for_event_matches_a_predicate_and_times_out() -> None:
             await connection.wait_for_event("Page.lifecycleEvent", timeout=0.1)
     finally:
         await connection.close()
-        server.close()
-        await server.wait_closed()
+        fake.stop()
 
 
 async def test_a_full_subscription_drops_its_oldest_events_and_counts_them() -> None:
@@ -188,6 +274,55 @@ async def test_a_full_subscription_drops_its_oldest_events_and_counts_them() -> 
         Subscription(None, maxsize=0)
 
 
-async def test_connecting_to_nothing_is_a_browser_error() -> None:
-    with pytest.raises(BrowserError, match="cannot connect to the browser"):
-        await CdpConnection.connect("ws://127.0.0.1:9/devtools/browser/none", timeout=2)
+def test_a_pipe_moves_to_a_new_loop_once_its_old_one_ended_and_not_before() -> None:
+    fake = FakeBrowser()
+
+    async def echo(n: int) -> Any:
+        connection = await CdpConnection.connect(fake.pipe)
+        return await connection.send("Echo", {"n": n})  # left connected on purpose
+
+    try:
+        # Each asyncio.run is a new loop; the connection of the last one is left behind.
+        assert asyncio.run(echo(1)) == {"echo": {"n": 1}}
+        assert asyncio.run(echo(2)) == {"echo": {"n": 2}}
+
+        # A loop running in another thread holds it: this one is refused, not mixed in.
+        held, release = threading.Event(), threading.Event()
+
+        async def hold() -> None:
+            await CdpConnection.connect(fake.pipe)
+            held.set()
+            await asyncio.to_thread(release.wait, 10)
+
+        holder = threading.Thread(target=asyncio.run, args=(hold(),))
+        holder.start()
+        assert held.wait(10)
+        with pytest.raises(BrowserError, match="driven from another event loop"):
+            asyncio.run(echo(3))
+        release.set()
+        holder.join(10)
+        assert asyncio.run(echo(4)) == {"echo": {"n": 4}}
+    finally:
+        fake.stop()
+
+
+async def test_a_browser_that_never_reads_its_pipe_fails_calls_instead_of_growing() -> None:
+    reads, we_write = os.pipe()
+    we_read, writes = os.pipe()
+    pipe = CdpPipe(we_read, we_write)
+    connection = await CdpConnection.connect(pipe)
+    try:
+        big = "y" * (1024 * 1024)
+
+        async def flood() -> None:
+            for _ in range(40):  # 40 MiB: more than the 16 MiB that may wait
+                with contextlib.suppress(Timeout):
+                    await connection.send("Echo", {"big": big}, timeout=0.01)
+
+        with pytest.raises(BrowserError, match="stopped reading its DevTools pipe"):
+            await flood()
+    finally:
+        await connection.close()
+        pipe.close()
+        os.close(reads)
+        os.close(writes)
