@@ -47,6 +47,23 @@ from terax_jupyter.services.fs.search import FileSearch  # noqa: E402
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from terax_jupyter.security import CheckedPath
+
+
+class GrepWithoutReverification(GrepSearch):
+    """Grep as it was before issue 14: what rg reports is sent without being re-read."""
+
+    async def _verified(self, checks: Any, files: list[Any]) -> list[bool]:
+        return [True] * len(files)
+
+
+class SearchWithoutRecheck(FileSearch):
+    """Quick open and glob as before issue 14: index names are sent without a re-check."""
+
+    def _present(self, top: CheckedPath, paths: list[str]) -> list[bool]:
+        return [True] * len(paths)
+
+
 DATA = Path(__file__).resolve().parent / ".data"
 SEED = 1129
 GENERATOR_VERSION = 2
@@ -709,6 +726,8 @@ def bench_fuzzy(
     section = report.section("Quick open on a warm index (p50 and p95 over distinct queries)")
     search = FileSearch(security)
     files = asyncio.run(search.index_for(search._folder(""))).files
+    unchecked = SearchWithoutRecheck(security)
+    asyncio.run(unchecked.index_for(unchecked._folder("")))
     queries, sequences = make_queries(files.paths, seed)
     typing = [q for sequence in sequences for q in sequence]
     print(f"  queries: {', '.join(queries)}", flush=True)
@@ -736,19 +755,23 @@ def bench_fuzzy(
             latencies.append(ms(time.perf_counter() - started))
         return latencies
 
-    async def manager(batch: list[str]) -> list[float]:
-        latencies = []
-        for query in batch:
-            started = time.perf_counter()
-            await search.search(query, limit=QUERY_LIMIT)
-            latencies.append(ms(time.perf_counter() - started))
-        return latencies
+    def through(searcher: FileSearch) -> Callable[[list[str]], list[float]]:
+        async def run(batch: list[str]) -> list[float]:
+            latencies = []
+            for query in batch:
+                started = time.perf_counter()
+                await searcher.search(query, limit=QUERY_LIMIT)
+                latencies.append(ms(time.perf_counter() - started))
+            return latencies
+
+        return lambda batch: asyncio.run(run(batch))
 
     passes: dict[str, tuple[Callable[[list[str]], list[float]], list[str]]] = {
         "rank": (each(lambda q: rank(q, files, QUERY_LIMIT)), queries),
         "cold": (cold, queries),
         "typing": (each(lambda q: rank(q, files, QUERY_LIMIT)), typing),
-        "manager": (lambda batch: asyncio.run(manager(batch)), queries),
+        "manager": (through(search), queries),
+        "manager unchecked": (through(unchecked), queries),
     }
     if server is not None:
         through_http = each(lambda q: server.get(endpoint, q=q, limit=QUERY_LIMIT))
@@ -773,7 +796,12 @@ def bench_fuzzy(
     add("`rank()` direct", "rank", distinct)
     add("`rank()` direct, nothing to narrow from (worst case)", "cold", distinct)
     add("`rank()` direct, typing (each prefix in turn)", "typing", prefixes)
-    add("Terax manager `FileSearch.search`", "manager", distinct)
+    add("Terax manager `FileSearch.search`", "manager", distinct + ", results re-checked")
+    add(
+        "Terax manager `FileSearch.search` without the re-check (before issue 14)",
+        "manager unchecked",
+        distinct,
+    )
     if server is not None:
         add("Terax HTTP `GET /terax/api/fs/search?limit=50`", "http", distinct + ", keep-alive")
         add("Terax HTTP, typing", "http typing", prefixes)
@@ -819,15 +847,18 @@ def bench_grep(
     runs: int,
 ) -> None:
     grep = GrepSearch(security)
+    unverified = GrepWithoutReverification(security)
 
     def summary_note(summary: dict[str, Any]) -> str:
         note = f"{summary['matches']} matches in {summary['files']} files"
         return note + (", truncated" if summary["truncated"] else "")
 
-    def through_manager(pattern: str, caps: dict[str, int]) -> Callable[[], str]:
+    def through_manager(
+        pattern: str, caps: dict[str, int], searcher: GrepSearch = grep
+    ) -> Callable[[], str]:
         async def run() -> dict[str, Any]:
             summary: dict[str, Any] = {}
-            async for item in grep.search(GrepQuery(pattern, regex=False, **caps)):
+            async for item in searcher.search(GrepQuery(pattern, regex=False, **caps)):
                 if item["type"] == "summary":
                     summary = item
             return summary
@@ -857,6 +888,8 @@ def bench_grep(
         return f"{output.count(JSON_MATCH)} matches"
 
     default = f"default caps ({DEFAULT_CAPS['max_results']}/{DEFAULT_CAPS['max_per_file']})"
+    before = "without re-verification (before issue 14)"
+    verified = "re-verified"
     for name, pattern in (("rare", RARE), ("common", COMMON)):
         section = report.section(f"Grep, {name} pattern `{pattern}` (median of runs)")
         variants = [
@@ -879,17 +912,48 @@ def bench_grep(
                 lambda p=pattern: as_terax_runs_it(p),
                 children_cpu,
             ),
-            Variant(f"Terax manager, {default}", through_manager(pattern, DEFAULT_CAPS), own_cpu),
-            Variant("Terax manager, uncapped", through_manager(pattern, UNCAPPED), own_cpu),
+            Variant(
+                f"Terax manager, {default}, {before}",
+                through_manager(pattern, DEFAULT_CAPS, unverified),
+                own_cpu,
+            ),
+            Variant(
+                f"Terax manager, {default}, {verified}",
+                through_manager(pattern, DEFAULT_CAPS),
+                own_cpu,
+            ),
+            Variant(
+                f"Terax manager, uncapped, {before}",
+                through_manager(pattern, UNCAPPED, unverified),
+                own_cpu,
+            ),
+            Variant(
+                f"Terax manager, uncapped, {verified}",
+                through_manager(pattern, UNCAPPED),
+                own_cpu,
+            ),
         ]
         if server is not None:
             variants += [
                 Variant(
-                    f"Terax HTTP NDJSON, {default}", through_http(pattern, DEFAULT_CAPS), server.cpu
+                    f"Terax HTTP NDJSON, {default}, {verified}",
+                    through_http(pattern, DEFAULT_CAPS),
+                    server.cpu,
                 ),
-                Variant("Terax HTTP NDJSON, uncapped", through_http(pattern, UNCAPPED), server.cpu),
+                Variant(
+                    f"Terax HTTP NDJSON, uncapped, {verified}",
+                    through_http(pattern, UNCAPPED),
+                    server.cpu,
+                ),
             ]
         results = interleaved(variants, runs)
+        for caps in (default, "uncapped"):
+            # What re-reading every reported file costs, against the same manager without it.
+            without = statistics.median(results[f"Terax manager, {caps}, {before}"].seconds)
+            checked = results[f"Terax manager, {caps}, {verified}"]
+            ratio = statistics.median(checked.seconds) / without
+            checked.note += f"; {ratio:.2f}x of the manager {before.split(' (')[0]}"
+            print(f"  re-verification, {caps}: {ratio:.3f}x", flush=True)
         baseline = None
         for variant in variants:
             value = report.add_result(section, variant.label, results[variant.label], baseline)

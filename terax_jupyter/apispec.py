@@ -11,7 +11,10 @@ ERRORS = {
         "did (authorization, an unknown Host)."
     ),
     "NotFound": "Nothing exists at that path.",
-    "Conflict": "The target exists, or changed since it was read.",
+    "Conflict": (
+        "The target exists, or changed since it was read, or a path changed while it was "
+        "being used (reason 'path_changed': try again)."
+    ),
     "TooLarge": "Over a size limit; the message names it.",
     "Unsupported": "Binary where text is needed, or an unknown encoding.",
     "Timeout": "The operation ran past its time limit.",

@@ -12,7 +12,7 @@ from jupyter_core.paths import jupyter_data_dir, jupyter_runtime_dir
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.serverapp import aliases as server_aliases
 from jupyter_server.serverapp import flags as server_flags
-from traitlets import Bool, List, Unicode
+from traitlets import Bool, Enum, List, Unicode
 
 from terax_jupyter._version import __version__
 from terax_jupyter.base import SETTINGS_KEY
@@ -89,6 +89,18 @@ class TeraxApp(ExtensionApp):
         Unicode(),
         help="More absolute folders Terax tools may read (inside a root) but never write.",
     ).tag(config=True)
+    hard_links = Enum(
+        ["stores", "refuse", "allow"],
+        default_value="stores",
+        help="Files with several names (hard links) may be another name of a protected file or "
+        "of one outside the workspace. 'stores': their content is read only inside package "
+        "stores (node_modules, site-packages, ...); 'refuse': never; 'allow': always.",
+    ).tag(config=True)
+    extra_hard_link_stores = List(
+        Unicode(),
+        help="More folder names (whole path segments) inside which files with several names "
+        "are read, as inside node_modules and site-packages.",
+    ).tag(config=True)
     local_model_hosts = List(
         Unicode(),
         help="Hosts of local model servers that may be reached on loopback or private addresses,"
@@ -115,6 +127,8 @@ class TeraxApp(ExtensionApp):
             extra_deny_prefixes=[*self.extra_deny_prefixes, jupyter_runtime_dir()],
             extra_write_deny_prefixes=self.extra_write_deny_prefixes,
             extra_local_hosts=self.local_model_hosts,
+            hard_links=self.hard_links,
+            extra_hard_link_stores=self.extra_hard_link_stores,
         )
         search = FileSearch(security, parent=self)
         watch = WatchService(security, parent=self)

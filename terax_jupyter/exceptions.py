@@ -14,7 +14,7 @@ its method resolution order and writes ``{"message", "reason"}``.
     │   ├── ReadOnlyMode            403  an admin set the server read-only
     │   ├── CommandDenied           403  the shell command guard refused a command
     │   ├── ProtectedPath           403  the target is a workspace root or similar
-    │   └── PathChanged             403  a path changed between its check and its use
+    │   └── PathChanged             409  a path changed between its check and its use (a race)
     ├── NotFound                    404  no such file, directory, session, ...
     ├── Conflict                    409  the world changed under the caller
     │   ├── AlreadyExists           409  the target exists and overwrite was not asked
@@ -205,7 +205,8 @@ HTTP_STATUS: dict[type[TeraxError], int] = {
     ReadOnlyMode: 403,
     CommandDenied: 403,
     ProtectedPath: 403,
-    PathChanged: 403,
+    # Refused like any denial, but answered as the race it is: the caller may retry.
+    PathChanged: 409,
     NotFound: 404,
     Conflict: 409,
     AlreadyExists: 409,

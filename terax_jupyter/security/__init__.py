@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from terax_jupyter.security.audit import AuditLog
 from terax_jupyter.security.commands import check_command
 from terax_jupyter.security.denylist import DenyList
+from terax_jupyter.security.hardlinks import HardLinkRule
 from terax_jupyter.security.network import OutboundPolicy
 from terax_jupyter.security.paths import Access, CheckedPath, PathGuard
 from terax_jupyter.security.redact import Redactor
@@ -22,6 +23,7 @@ __all__ = [
     "AuditLog",
     "CheckedPath",
     "DenyList",
+    "HardLinkRule",
     "OutboundPolicy",
     "PathGuard",
     "Redactor",
@@ -56,6 +58,8 @@ class SecurityLayer:
         extra_deny_prefixes: Iterable[str] = (),
         extra_write_deny_prefixes: Iterable[str] = (),
         extra_local_hosts: Iterable[str] = (),
+        hard_links: str = "stores",
+        extra_hard_link_stores: Iterable[str] = (),
     ) -> SecurityLayer:
         """The layer for one server. ``state_dir`` holds the audit log and the user roots,
         and is itself protected: no Terax tool reads or writes it."""
@@ -75,7 +79,12 @@ class SecurityLayer:
             allow_user_roots=allow_user_roots,
         )
         return cls(
-            paths=PathGuard(roots, deny, read_only=read_only),
+            paths=PathGuard(
+                roots,
+                deny,
+                read_only=read_only,
+                hard_links=HardLinkRule.build(hard_links, extra_hard_link_stores),
+            ),
             roots=roots,
             deny=deny,
             redactor=redactor,

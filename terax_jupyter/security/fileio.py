@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from terax_jupyter.exceptions import (
     AlreadyExists,
+    InvalidPath,
     InvalidRequest,
     NotEmpty,
     NotFound,
@@ -29,11 +30,13 @@ from terax_jupyter.exceptions import (
     TooLarge,
     Unsupported,
 )
+from terax_jupyter.security.paths import Access
 from terax_jupyter.security.workspace import is_within as _is_within
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
+    from terax_jupyter.security.hardlinks import HardLinkRule
     from terax_jupyter.security.paths import CheckedPath
 
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -42,10 +45,26 @@ _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _O_BINARY = getattr(os, "O_BINARY", 0)
 _AT_CALLS = os.name == "posix" and os.open in os.supports_dir_fd and os.unlink in os.supports_dir_fd
+_LINUX = sys.platform.startswith("linux")
 # A rewrite never keeps set-user-ID or set-group-ID (the kernel drops them on a plain write too).
 _PRIVILEGE_BITS = stat.S_ISUID | stat.S_ISGID
+# Ranges of one file this close together are read with one system call.
+_ONE_READ = 64 * 1024
+# What one step of a copy moves (a buffer of this size where the kernel cannot copy).
+_COPY_CHUNK = 1 << 20
+# copy_file_range and sendfile say so with these when they cannot copy between two files.
+_NO_KERNEL_COPY = frozenset(
+    {errno.ENOSYS, errno.EXDEV, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EBADF}
+)
 # Room left in a 255-byte name for ".<name>.terax-xxxxxxxx.tmp".
 _TEMP_STEM_BYTES = 200
+
+
+@dataclass(frozen=True)
+class OpenFile:
+    """File content to stream from an open, verified descriptor (from its offset to its end)."""
+
+    fd: int
 
 
 @dataclass(frozen=True)
@@ -64,11 +83,15 @@ def stat_path(checked: CheckedPath) -> os.stat_result:
             return os.fstat(fd) if fd is not None else os.stat(checked.path)
     with _parent_fd(checked) as (parent_fd, name):
         try:
-            return os.stat(
+            info = os.stat(
                 name if _AT_CALLS else checked.path, dir_fd=parent_fd, follow_symlinks=False
             )
         except FileNotFoundError:
             raise NotFound(f"{checked.path} does not exist.") from None
+        # A link where the guard resolved every link came after the check (409, not "not a
+        # folder" or the link's own metadata).
+        _refuse_new_link(checked, info)
+        return info
 
 
 def is_directory(checked: CheckedPath) -> bool:
@@ -77,12 +100,20 @@ def is_directory(checked: CheckedPath) -> bool:
 
 
 def read_bytes(checked: CheckedPath, limit: int) -> tuple[bytes, os.stat_result]:
-    """The whole file (a regular file, at most ``limit`` bytes) and its stat at open time."""
+    """The whole file (a regular file, at most ``limit`` bytes) and its stat at open time.
+
+    For a path checked for reading, a file with several names is refused unless the
+    hard-link rule allows it (``security.hardlinks``). A path checked for writing is read
+    only to be compared before it is replaced (``write_atomic`` gives the name a file of
+    its own), so nothing read that way may be returned to a client.
+    """
     with _open_file(checked, os.O_RDONLY) as fd:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
             raise Unsupported(f"{checked.path} is {kind}.", reason="not_a_file")
+        if checked.access is Access.READ:
+            checked.hard_links.check(checked.path, info)
         if info.st_size > limit:
             raise TooLarge(
                 f"{checked.path} is {_human(info.st_size)}; "
@@ -107,11 +138,17 @@ def list_directory(checked: CheckedPath) -> list[EntryInfo]:
         entries = []
         with os.scandir(fd if _AT_CALLS else checked.path) as iterator:
             for entry in iterator:
-                entries.append(_entry_info(entry))
+                try:
+                    entries.append(_entry_info(entry))
+                except FileNotFoundError:
+                    # Removed between the listing and its stat: it is no longer there.
+                    continue
         return entries
 
 
-def write_atomic(checked: CheckedPath, data: bytes, *, mode: int | None = None) -> os.stat_result:
+def write_atomic(
+    checked: CheckedPath, data: bytes | OpenFile, *, mode: int | None = None
+) -> os.stat_result:
     """Replace (or create) a file: temp file beside it, fsync, rename. Keeps the old mode."""
     with _parent_fd(checked) as (parent_fd, name):
         existing = _lstat_at(parent_fd, name, checked)
@@ -134,7 +171,9 @@ def write_atomic(checked: CheckedPath, data: bytes, *, mode: int | None = None) 
         return os.stat(name if _AT_CALLS else checked.path, dir_fd=parent_fd, follow_symlinks=False)
 
 
-def create_file(checked: CheckedPath, data: bytes, *, mode: int | None = None) -> os.stat_result:
+def create_file(
+    checked: CheckedPath, data: bytes | OpenFile, *, mode: int | None = None
+) -> os.stat_result:
     """Create a new file with ``data``; AlreadyExists if anything has the name. Atomic."""
     with _parent_fd(checked) as (parent_fd, name):
         existing = _lstat_at(parent_fd, name, checked)
@@ -225,7 +264,7 @@ def copy(
         if _is_within(target.path, source.path):
             raise InvalidRequest("A folder cannot be copied into itself.", reason="copy_into_self")
         make_directory(target)
-        return 1 + _copy_tree(source.path, target.path, skip)
+        return 1 + _copy_tree(source.path, target.path, skip, source.hard_links)
     if stat.S_ISLNK(info.st_mode):
         _refuse_new_link(source, info)
         with _parent_fd(source) as (source_fd, source_name):
@@ -247,11 +286,19 @@ def copy(
                 _unlink_quietly(target_fd, temp_name, target)
                 raise
         return 1
-    data, info = read_bytes(source, limit=sys.maxsize)
-    if overwrite:
-        write_atomic(target, data, mode=stat.S_IMODE(info.st_mode))
-    else:
-        create_file(target, data, mode=stat.S_IMODE(info.st_mode))
+    # Streamed from the verified descriptor to the temp file in bounded chunks: a copy
+    # of a file of any size costs the server no more memory than a small one.
+    with _open_file(source, os.O_RDONLY) as reader:
+        info = os.fstat(reader)
+        if not stat.S_ISREG(info.st_mode):
+            raise Unsupported(f"{source.path} is not a regular file.", reason="not_a_file")
+        if source.access is Access.READ:
+            source.hard_links.check(source.path, info)  # the rule read_bytes applies
+        content = OpenFile(reader)
+        if overwrite:
+            write_atomic(target, content, mode=stat.S_IMODE(info.st_mode))
+        else:
+            create_file(target, content, mode=stat.S_IMODE(info.st_mode))
     return 1
 
 
@@ -289,6 +336,15 @@ def open_directory(path: str) -> Iterator[int | None]:
             raise PathChanged(f"{path} is no longer a directory.")
         yield None
         return
+    fd = _open_verified_directory(path)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _open_verified_directory(path: str) -> int:
+    """A descriptor of the folder ``path`` names, proven to be it (the caller closes it)."""
     try:
         fd = os.open(path, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC)
     except FileNotFoundError:
@@ -302,9 +358,10 @@ def open_directory(path: str) -> Iterator[int | None]:
         raise
     try:
         _verify_descriptor(fd, path)
-        yield fd
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    return fd
 
 
 @contextlib.contextmanager
@@ -342,16 +399,23 @@ def _open_file(checked: CheckedPath, flags: int) -> Iterator[int]:
 def _verify_descriptor(fd: int, expected: str) -> None:
     actual = _descriptor_path(fd)
     if actual is not None:
-        if os.path.normcase(actual) != os.path.normcase(expected):
+        if actual != expected and os.path.normcase(actual) != os.path.normcase(expected):
             raise PathChanged(f"{expected} changed while it was being opened.")
         return
-    opened, current = os.fstat(fd), os.stat(expected)
+    try:
+        opened, current = os.fstat(fd), os.stat(expected)
+    except FileNotFoundError:
+        raise PathChanged(f"{expected} changed while it was being opened.") from None
     if (opened.st_dev, opened.st_ino) != (current.st_dev, current.st_ino):
+        raise PathChanged(f"{expected} changed while it was being opened.")
+    # The stat above followed any link on the way; without the descriptor's own path,
+    # only a path that is still its canonical self proves no folder on it became a link.
+    if os.path.normcase(os.path.realpath(expected)) != os.path.normcase(expected):
         raise PathChanged(f"{expected} changed while it was being opened.")
 
 
 def _descriptor_path(fd: int) -> str | None:
-    if sys.platform.startswith("linux"):
+    if _LINUX:
         try:
             return os.readlink(f"/proc/self/fd/{fd}")
         except OSError:
@@ -365,6 +429,297 @@ def _descriptor_path(fd: int) -> str | None:
             return None
         return os.fsdecode(raw.split(b"\0", 1)[0])
     return None
+
+
+# -- names a listing found -----------------------------------------------------------------
+
+
+class ListedFiles:
+    """Files a listing of a checked folder named (ripgrep's output, a file index, a watch
+    event), looked at through descriptors proven to be ``<folder>/<relative>`` now.
+
+    A listing tool reads by path: a folder swapped for a link while it runs makes it read,
+    and report under an innocent name, a file outside the folder or a protected one. Here
+    each folder on the way is opened without following a link and its descriptor proven
+    to be the folder its canonical path names (as ``open_directory`` does; a descriptor
+    kept for the next name in the same folder is proven again before it is used; with
+    Linux's ``openat2`` the kernel walks below the checked folder refusing every link), and
+    the last name is opened or looked at with ``O_NOFOLLOW``: what is seen is
+    ``<folder>/<relative>`` itself, canonical, with no link anywhere below ``folder``.
+    Names with empty, ``.`` or ``..`` segments are refused. Folder descriptors are kept
+    until ``close`` (one object per batch of names, or per search with ``prove_again``
+    between its batches; used by one thread at a time), at most ``max_open`` at a time.
+    """
+
+    def __init__(self, top: CheckedPath, *, max_open: int = 32) -> None:
+        self.top = top
+        self._max_open = max_open
+        self._folders: dict[str, int] = {}
+        self._top: int | None = None
+        self._top_proven = False
+
+    def __enter__(self) -> ListedFiles:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        folders, self._folders = self._folders, {}
+        if self._top is not None:
+            folders[""] = self._top
+            self._top = None
+        for fd in folders.values():
+            os.close(fd)
+
+    def path(self, relative: str) -> str:
+        return os.path.join(self.top.path, relative) if relative else self.top.path
+
+    def lstat(self, relative: str) -> os.stat_result | None:
+        """The entry itself (a link is not followed), or None when nothing has the name.
+
+        PathChanged when a folder on the way is not the folder its name says.
+        """
+        folder, name = _split_listed(relative)
+        if not _AT_CALLS:
+            path = self._canonical_now(relative)
+            try:
+                return os.lstat(path)
+            except FileNotFoundError:
+                return None
+        fd = self._folder(folder)
+        try:
+            return os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+
+    @contextlib.contextmanager
+    def open_file(self, relative: str) -> Iterator[tuple[int, os.stat_result]]:
+        """A descriptor of the regular file ``relative`` names and its ``fstat``.
+
+        The hard-link rule of the checked folder applies: this is for reading content.
+        """
+        fd, info = self._open_regular(relative)
+        try:
+            yield fd, info
+        finally:
+            os.close(fd)
+
+    def read_head(self, relative: str, length: int) -> bytes:
+        """The first ``length`` bytes (fewer if the file is shorter) of the regular file
+        ``relative`` names, read from one verified descriptor (as ``open_file``)."""
+        fd, _info = self._open_regular(relative)
+        try:
+            return _read_at(fd, length, 0)
+        finally:
+            os.close(fd)
+
+    def read_ranges(self, relative: str, ranges: list[tuple[int, int]]) -> list[bytes]:
+        """The bytes at each ``(offset, length)`` of the regular file ``relative`` names.
+
+        All from one verified descriptor (as ``open_file``), in one read when the ranges
+        lie within 64 KiB of each other; a range past the end of the file comes back short.
+        """
+        fd, _info = self._open_regular(relative)
+        try:
+            if not ranges:
+                return []
+            start = min(offset for offset, _ in ranges)
+            end = max(offset + length for offset, length in ranges)
+            if end - start <= _ONE_READ:
+                block = _read_at(fd, end - start, start)
+                if len(ranges) == 1:
+                    return [block]
+                return [block[o - start : o - start + n] for o, n in ranges]
+            return [_read_at(fd, length, offset) for offset, length in ranges]
+        finally:
+            os.close(fd)
+
+    def _open_regular(self, relative: str) -> tuple[int, os.stat_result]:
+        folder, name = _split_listed(relative)
+        try:
+            if _OPENAT2 is not None:
+                # One call: below the proven folder, refusing a link anywhere on the way.
+                fd = _OPENAT2(self._top_fd(), os.fsencode(relative))
+            elif _AT_CALLS:
+                fd = os.open(name, _LISTED_FLAGS, dir_fd=self._folder(folder))
+            else:
+                fd = os.open(self._canonical_now(relative), _LISTED_FLAGS)
+        except FileNotFoundError:
+            raise NotFound(f"{self.path(relative)} does not exist.") from None
+        except IsADirectoryError:
+            raise Unsupported(
+                f"{self.path(relative)} is a directory.", reason="not_a_file"
+            ) from None
+        except NotADirectoryError:
+            raise NotFound(f"{self.path(relative)} does not exist.") from None
+        except OSError as error:
+            if error.errno in (errno.ELOOP, errno.EXDEV):
+                raise PathChanged(
+                    f"{self.path(relative)} became a symbolic link after it was listed."
+                ) from None
+            raise
+        try:
+            if not _AT_CALLS:
+                _verify_descriptor(fd, self.path(relative))
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise Unsupported(
+                    f"{self.path(relative)} is not a regular file.", reason="not_a_file"
+                )
+            if info.st_nlink > 1:
+                self.top.hard_links.check(self.path(relative), info)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd, info
+
+    def prove_again(self) -> None:
+        """Prove the checked folder's descriptor again at its next use (a new batch)."""
+        self._top_proven = False
+
+    def _top_fd(self) -> int:
+        """The checked folder's own descriptor (for ``openat2``), proven once per batch.
+
+        Below a proven folder, ``openat2`` refuses every link; what could change later in
+        a batch is only where the folder itself is, and a folder moved out of the workspace
+        with files then moved into it exposes nothing that moving those files into the
+        workspace would not.
+        """
+        if self._top is None:
+            self._top = _open_verified_directory(self.top.path)
+        elif not self._top_proven:
+            _verify_descriptor(self._top, self.top.path)
+        self._top_proven = True
+        return self._top
+
+    def _folder(self, folder: str) -> int:
+        path = self.path(folder)
+        fd = self._folders.get(folder)
+        if fd is not None:
+            try:
+                # Proven when it was opened; proven again now, for this use.
+                _verify_descriptor(fd, path)
+            except PathChanged:
+                os.close(self._folders.pop(folder))
+                raise
+            return fd
+        if len(self._folders) >= self._max_open:
+            oldest = next(iter(self._folders))
+            os.close(self._folders.pop(oldest))
+        fd = _open_verified_directory(path)
+        self._folders[folder] = fd
+        return fd
+
+    def _canonical_now(self, relative: str) -> str:
+        path = self.path(relative)
+        if os.path.normcase(os.path.realpath(path)) != os.path.normcase(path):
+            raise PathChanged(f"{path} is no longer the path that was listed.")
+        return path
+
+
+_LISTED_FLAGS = os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC | _O_NONBLOCK | _O_BINARY
+
+
+def _find_openat2() -> Callable[[int, bytes], int] | None:
+    """Linux's ``openat2`` with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, or None.
+
+    It opens a path below a folder's descriptor in one call and fails (ELOOP, EXDEV) if any
+    component is a link or the path leaves the folder: the whole walk ``ListedFiles`` does
+    one folder at a time, done by the kernel. Python has no binding (3.11), so it is called
+    by number (437 on every architecture); a kernel before 5.6, or a sandbox that forbids
+    it, leaves the folder-by-folder walk.
+    """
+    if not _LINUX:
+        return None
+    try:
+        import ctypes  # only where the kernel call exists
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        syscall = libc.syscall
+    except (OSError, AttributeError):
+        return None
+    syscall.restype = ctypes.c_long
+    syscall.argtypes = [
+        ctypes.c_long,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_void_p,
+        ctypes.c_size_t,
+    ]
+
+    class OpenHow(ctypes.Structure):
+        _fields_ = (
+            ("flags", ctypes.c_uint64),
+            ("mode", ctypes.c_uint64),
+            ("resolve", ctypes.c_uint64),
+        )
+
+    resolve_no_magiclinks, resolve_no_symlinks, resolve_beneath = 0x02, 0x04, 0x08
+    how = OpenHow(_LISTED_FLAGS, 0, resolve_no_magiclinks | resolve_no_symlinks | resolve_beneath)
+    how_pointer, how_size = ctypes.addressof(how), ctypes.sizeof(how)
+
+    def openat2(dir_fd: int, path: bytes) -> int:
+        fd = syscall(437, dir_fd, path, how_pointer, how_size)
+        if fd < 0:
+            code = ctypes.get_errno()
+            raise OSError(code, os.strerror(code), os.fsdecode(path))
+        return int(fd)
+
+    openat2.how = how  # type: ignore[attr-defined]  # keeps the structure alive
+    try:
+        probe = os.open("/", os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+        try:
+            os.close(openat2(probe, b"."))
+            try:
+                # The flags must hold: a link is refused (or there is no /proc to try it on).
+                os.close(openat2(probe, b"proc/self"))
+            except OSError as error:
+                if error.errno not in (errno.ELOOP, errno.ENOENT):
+                    raise
+            else:
+                return None
+        finally:
+            os.close(probe)
+    except OSError:
+        return None
+    return openat2
+
+
+_OPENAT2 = _find_openat2() if _AT_CALLS else None
+
+
+def _read_at(fd: int, length: int, offset: int) -> bytes:
+    """Up to ``length`` bytes at ``offset`` (fewer only at the end of the file)."""
+    chunks: list[bytes] = []
+    while length > 0:
+        if _PREAD is not None:
+            chunk = _PREAD(fd, min(length, 1 << 30), offset)
+        else:
+            os.lseek(fd, offset, os.SEEK_SET)
+            chunk = os.read(fd, min(length, 1 << 30))
+        if not chunk:
+            break
+        if not chunks and len(chunk) == length:
+            return chunk
+        chunks.append(chunk)
+        offset += len(chunk)
+        length -= len(chunk)
+    return b"".join(chunks)
+
+
+_PREAD = getattr(os, "pread", None)
+
+
+def _split_listed(relative: str) -> tuple[str, str]:
+    """``relative`` as (its folder, its name), or InvalidPath for a name that is not plain."""
+    if os.sep != "/":
+        relative = relative.replace(os.sep, "/")
+    framed = f"/{relative}/"
+    if not relative or "\0" in relative or "//" in framed or "/./" in framed or "/../" in framed:
+        raise InvalidPath(f"{relative!r} is not a plain relative path.")
+    folder, _, name = relative.rpartition("/")
+    return folder, name
 
 
 # -- helpers -------------------------------------------------------------------------------
@@ -389,17 +744,20 @@ def _lstat_at(parent_fd: int | None, name: str, checked: CheckedPath) -> os.stat
 
 
 def _write_temp(
-    parent_fd: int | None, checked: CheckedPath, name: str, data: bytes, mode: int
+    parent_fd: int | None, checked: CheckedPath, name: str, data: bytes | OpenFile, mode: int
 ) -> str:
     temp_name = f".{_temp_stem(name)}.terax-{secrets.token_hex(4)}.tmp"
     target = temp_name if _AT_CALLS else os.path.join(checked.parent, temp_name)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC | _O_BINARY
     fd = os.open(target, flags, 0o600, dir_fd=parent_fd)
     try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        if isinstance(data, OpenFile):
+            copy_descriptor(data.fd, fd)
+        else:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
         if hasattr(os, "fchmod"):
             os.fchmod(fd, mode & ~_PRIVILEGE_BITS)
         os.fsync(fd)
@@ -449,9 +807,9 @@ def _fsync_directory(fd: int | None) -> None:
             os.fsync(fd)
 
 
-def _copy_tree(source: str, target: str, skip: Callable[[str], bool]) -> int:
+def _copy_tree(source: str, target: str, skip: Callable[[str], bool], links: HardLinkRule) -> int:
     with open_directory(source) as source_fd, open_directory(target) as target_fd:
-        return _copy_entries(source_fd, target_fd, source, target, skip)
+        return _copy_entries(source_fd, target_fd, source, target, skip, links)
 
 
 def _copy_entries(
@@ -460,6 +818,7 @@ def _copy_entries(
     source: str,
     target: str,
     skip: Callable[[str], bool],
+    links: HardLinkRule,
 ) -> int:
     """Copy the entries of the open folder ``source_fd`` into the open folder ``target_fd``.
 
@@ -490,9 +849,11 @@ def _copy_entries(
                 _open_child(source_fd, source_name, source_path) as child_source,
                 _open_child(target_fd, target_name, target_path) as child_target,
             ):
-                copied += _copy_entries(child_source, child_target, source_path, target_path, skip)
+                copied += _copy_entries(
+                    child_source, child_target, source_path, target_path, skip, links
+                )
         elif stat.S_ISREG(info.st_mode):
-            _copy_file(source_fd, source_name, target_fd, target_name, source_path)
+            _copy_file(source_fd, source_name, target_fd, target_name, source_path, links)
         else:
             continue
         copied += 1
@@ -519,7 +880,12 @@ def _open_child(parent_fd: int | None, name: str, path: str) -> Iterator[int | N
 
 
 def _copy_file(
-    source_fd: int | None, source_name: str, target_fd: int | None, target_name: str, shown: str
+    source_fd: int | None,
+    source_name: str,
+    target_fd: int | None,
+    target_name: str,
+    shown: str,
+    links: HardLinkRule,
 ) -> None:
     flags = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC | _O_BINARY
     try:
@@ -532,19 +898,60 @@ def _copy_file(
         info = os.fstat(reader)
         if not stat.S_ISREG(info.st_mode):
             raise PathChanged(f"{shown} stopped being a regular file while it was copied.")
+        links.check(shown, info)
         create = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC | _O_BINARY
         writer = os.open(target_name, create, 0o600, dir_fd=target_fd)
         try:
-            while chunk := os.read(reader, 1 << 20):
-                view = memoryview(chunk)
-                while view:
-                    view = view[os.write(writer, view) :]
+            copy_descriptor(reader, writer)
             if hasattr(os, "fchmod"):
                 os.fchmod(writer, stat.S_IMODE(info.st_mode) & ~_PRIVILEGE_BITS)
         finally:
             os.close(writer)
     finally:
         os.close(reader)
+
+
+def copy_descriptor(reader: int, writer: int) -> int:
+    """Copy ``reader`` from its offset to its end into ``writer``; returns the bytes copied.
+
+    In the kernel where it can (``copy_file_range``, else ``sendfile``), else through one
+    bounded buffer: memory stays at ``_COPY_CHUNK`` whatever the file's size.
+    """
+    copied = 0
+    for kernel_copy in (_copy_file_range, _sendfile):
+        try:
+            while (count := kernel_copy(reader, writer)) > 0:
+                copied += count
+        except OSError as error:
+            # Not between these two files (another filesystem, a kernel without the call):
+            # the offsets moved only by what was copied, so the next way carries on from there.
+            if error.errno not in _NO_KERNEL_COPY:
+                raise
+            continue
+        if copied:
+            return copied
+        # Nothing at all: an empty file, or one the kernel copies as empty (procfs-like
+        # files report no size); reading it says which.
+        break
+    while chunk := os.read(reader, _COPY_CHUNK):
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(writer, view) :]
+        copied += len(chunk)
+    return copied
+
+
+def _copy_file_range(reader: int, writer: int) -> int:
+    if not hasattr(os, "copy_file_range"):
+        raise OSError(errno.ENOSYS, "copy_file_range is not available")
+    return os.copy_file_range(reader, writer, _COPY_CHUNK)
+
+
+def _sendfile(reader: int, writer: int) -> int:
+    if not hasattr(os, "sendfile") or not sys.platform.startswith("linux"):
+        # Elsewhere sendfile's target must be a socket.
+        raise OSError(errno.ENOSYS, "sendfile to a file is not available")
+    return os.sendfile(writer, reader, None, _COPY_CHUNK)
 
 
 def _entry_info(entry: os.DirEntry[str]) -> EntryInfo:

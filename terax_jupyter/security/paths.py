@@ -7,12 +7,16 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from terax_jupyter.exceptions import OutsideWorkspace, PathDenied, ReadOnlyMode
+from terax_jupyter.exceptions import OutsideWorkspace, PathChanged, PathDenied, ReadOnlyMode
+from terax_jupyter.security.hardlinks import HardLinkRule
 from terax_jupyter.security.normalize import reject_unusable, to_slashes
 
 if TYPE_CHECKING:
     from terax_jupyter.security.denylist import DenyList
     from terax_jupyter.security.workspace import WorkspaceRoot, WorkspaceRoots
+
+
+_DEFAULT_HARD_LINKS = HardLinkRule()
 
 
 class Access(enum.Enum):
@@ -26,12 +30,14 @@ class CheckedPath:
 
     Only the guard makes these; the I/O helpers in ``security.fileio`` take
     nothing else, and re-verify at open time that the path did not change.
+    ``hard_links`` is the rule the I/O helpers apply before reading content.
     """
 
     path: str
     root: WorkspaceRoot
     access: Access
     follows_symlinks: bool = True
+    hard_links: HardLinkRule = _DEFAULT_HARD_LINKS
 
     def __fspath__(self) -> str:
         return self.path
@@ -52,10 +58,18 @@ class CheckedPath:
 class PathGuard:
     """Applies the security rules for paths; every file operation starts here."""
 
-    def __init__(self, roots: WorkspaceRoots, deny: DenyList, *, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        roots: WorkspaceRoots,
+        deny: DenyList,
+        *,
+        read_only: bool = False,
+        hard_links: HardLinkRule = _DEFAULT_HARD_LINKS,
+    ) -> None:
         self.roots = roots
         self.deny = deny
         self.read_only = read_only
+        self.hard_links = hard_links
 
     def check(
         self,
@@ -77,7 +91,14 @@ class PathGuard:
         self._deny_check(path, write=write)
 
         literal = self._absolute(path)
-        canonical = _canonical(literal, follow_symlinks=follow_symlinks)
+        try:
+            canonical = _canonical(literal, follow_symlinks=follow_symlinks)
+        except OSError as error:
+            # realpath only fails when a link it saw vanished or changed before it read it:
+            # the path is changing under us (409, try again), not a fault of the server.
+            raise PathChanged(
+                f"{path} changed while it was being checked ({error.strerror}); try again."
+            ) from None
         self._deny_check(canonical, write=write, shown=path)
 
         root = self.roots.containing(canonical)
@@ -85,7 +106,7 @@ class PathGuard:
             raise OutsideWorkspace(
                 f"{path} is outside the workspace roots; add its folder as a root to use it."
             )
-        return CheckedPath(canonical, root, access, follow_symlinks)
+        return CheckedPath(canonical, root, access, follow_symlinks, self.hard_links)
 
     def display(self, canonical: str) -> str:
         """How a canonical path is shown to clients: relative to the server root when inside it."""

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import json
 import os
 import re
 import stat
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -34,6 +36,20 @@ MAX_PATTERN_LENGTH = 1000
 # The Python fallback reads whole files into memory; it skips larger ones.
 FALLBACK_MAX_FILESIZE = 64 * 1024 * 1024
 MAX_LINE_CHARS = 400
+# A matched line longer than this is remembered by its digest until it is verified.
+_KEEP_LINE_BYTES = 4096
+# rg reads past a UTF-8 byte-order mark (its offsets start after it) and transcodes UTF-16
+# with one to UTF-8 (its offsets are into that text): verifying those means transcoding the
+# file the same way, up to this size.
+_UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
+_TRANSCODE_LIMIT = 64 * 1024 * 1024
+# Lines that all end within this many bytes of the start are checked with one read.
+_ONE_READ = 64 * 1024
+# Re-reads run on the event loop for chunks of at most this many files, while one file
+# takes less than this (so the loop is never held for more than about 6 ms).
+_INLINE_FILES = 32
+_INLINE_FILE_SECONDS = 200e-6
 
 
 @dataclass
@@ -154,8 +170,11 @@ class GrepSearch(LoggingConfigurable):
         # counted, never parsed. ``budget`` is what search() will still take.
         budget = query.max_results
         room = seen = 0
+
+        checks = _Checks(top)
         try:
             async for lines in events:
+                finished: list[_FileMatches] = []
                 for line in lines:
                     kind = ripgrep.event_type(line)
                     if kind == "match":
@@ -168,12 +187,17 @@ class GrepSearch(LoggingConfigurable):
                             continue
                         data = _data(line)
                         if data is not None:
-                            current.matches.append(_match_from_ripgrep(data))
+                            match, span = _match_from_ripgrep(data)
+                            current.matches.append(match)
+                            current.spans.append(span)
                     elif kind == "begin":
                         data = _data(line)
                         if data is None:
                             continue
-                        relative = _text(data.get("path", {})).removeprefix("./")
+                        relative = _text(data.get("path", {}))
+                        if os.sep != "/":
+                            relative = relative.replace(os.sep, "/")
+                        relative = relative.removeprefix("./")
                         absolute = os.path.join(top.path, relative)
                         # The bulk form of deny.check (same answer): a literal pre-filter
                         # clears an ordinary path without the full per-rule check.
@@ -185,10 +209,28 @@ class GrepSearch(LoggingConfigurable):
                     elif kind == "end" and current is not None:
                         if current.matches:
                             budget -= len(current.matches)
-                            yield current
+                            finished.append(current)
                         current = None
+                if not finished:
+                    continue
+                # rg opened each file by its path, and a path can be swapped for a link while
+                # rg runs: nothing it reported leaves before it is re-read where it claims to
+                # be (``_holds``).
+                held = await self._verified(checks, finished)
+                for found, holds in zip(finished, held, strict=True):
+                    if holds:
+                        yield found
+                    else:
+                        budget += len(found.matches)
         finally:
+            checks.close()
             await events.aclose()
+
+    async def _verified(self, checks: _Checks, files: list[_FileMatches]) -> list[bool]:
+        """Which of rg's files (one chunk of its output) pass ``_holds``."""
+        if len(files) <= checks.inline_files:
+            return checks.run(files)
+        return await asyncio.to_thread(checks.run, files)
 
     async def _python(self, top: CheckedPath, query: GrepQuery) -> AsyncIterator[_FileMatches]:
         expression = _compile(query)
@@ -266,11 +308,113 @@ class GrepSearch(LoggingConfigurable):
         return shown + "/" if shown else ""
 
 
+class _Checks:
+    """The re-reads of one grep, and where they run.
+
+    A re-read is a few system calls on a file the page cache holds (rg just read it), so
+    a thread hop per chunk of rg's output would cost more than the work (rg's output comes
+    in chunks of one or two files). So they run on the event loop for chunks of a few files
+    while each file takes a few microseconds, and in a thread otherwise: the first chunk
+    is timed in the thread, and a slow filesystem (a network mount) keeps them there.
+    The searched folder's descriptor is kept for the whole grep and proven again for each
+    chunk; a run never overlaps another, and ``close`` while one runs in a thread leaves
+    the closing to that run.
+    """
+
+    def __init__(self, top: CheckedPath) -> None:
+        self.inline_files = 0
+        self._listed = fileio.ListedFiles(top, max_open=64)
+        self._lock = threading.Lock()
+        self._running = self._closed = False
+
+    def run(self, files: list[_FileMatches]) -> list[bool]:
+        with self._lock:
+            if self._closed:
+                return [False] * len(files)
+            self._running = True
+        try:
+            started = time.perf_counter()
+            self._listed.prove_again()
+            held = [_holds(self._listed, found) for found in files]
+            per_file = (time.perf_counter() - started) / len(files)
+            self.inline_files = _INLINE_FILES if per_file < _INLINE_FILE_SECONDS else 0
+            return held
+        finally:
+            with self._lock:
+                self._running = False
+                if self._closed:
+                    self._listed.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            if not self._running:
+                self._listed.close()
+
+
 @dataclass
 class _FileMatches:
     path: str
     matches: list[dict[str, Any]] = field(default_factory=list)
     truncated: bool = False
+    # Where rg found each match: (byte offset of the line, its length, its bytes or digest).
+    spans: list[tuple[int, int, bytes]] = field(default_factory=list)
+
+
+def _holds(listed: fileio.ListedFiles, found: _FileMatches) -> bool:
+    """Whether the file rg named holds, where rg said, the lines rg reported.
+
+    The file is opened through the verified I/O: every folder below the searched one
+    proven to be the folder its canonical path names, the file itself not a link, a
+    regular file the hard-link rule allows. So a file rg read through a link swapped in
+    for a folder or a file (a protected file, a file outside the roots) is dropped: the
+    file at the reported path does not hold those bytes, or cannot be opened that way.
+    One open and, for the usual small file, one read.
+    """
+    spans = found.spans
+    end = 3
+    for offset, length, _ in spans:
+        if offset < 0:
+            return False
+        end = max(end, offset + length)
+    try:
+        if end <= _ONE_READ:
+            # The usual case: the lines lie near the start of the file; one read from 0.
+            block = listed.read_head(found.path, end)
+            head = block[:3]
+            lines = [block[o : o + n] for o, n, _ in spans]
+        else:
+            head, *lines = listed.read_ranges(found.path, [(0, 3)] + [(o, n) for o, n, _ in spans])
+        if head == _UTF8_BOM:
+            lines = listed.read_ranges(found.path, [(o + 3, n) for o, n, _ in spans])
+        elif head[:2] in _UTF16_BOMS:
+            whole = listed.read_head(found.path, _TRANSCODE_LIMIT + 1)
+            if len(whole) > _TRANSCODE_LIMIT:
+                return False
+            text = whole[2:].decode(_UTF16_BOMS[head[:2]], "replace").encode("utf-8")
+            lines = [text[o : o + n] for o, n, _ in spans]
+    except (TeraxError, OSError):
+        # Not there, not a regular file, a link on the way, a file with other names.
+        return False
+    for actual, (_, length, expected) in zip(lines, spans, strict=True):
+        if not _same_line(actual, expected, length):
+            return False
+    return True
+
+
+def _same_line(actual: bytes, expected: bytes, length: int) -> bool:
+    if len(actual) != length:
+        return False
+    if length > _KEEP_LINE_BYTES:
+        return hashlib.blake2b(actual, digest_size=16).digest() == expected
+    return actual == expected
+
+
+def _span(offset: Any, raw: bytes) -> tuple[int, int, bytes]:
+    position = offset if isinstance(offset, int) and offset >= 0 else -1
+    if len(raw) > _KEEP_LINE_BYTES:
+        return position, len(raw), hashlib.blake2b(raw, digest_size=16).digest()
+    return position, len(raw), raw
 
 
 def _data(line: str) -> dict[str, Any] | None:
@@ -282,15 +426,17 @@ def _data(line: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _match_from_ripgrep(data: dict[str, Any]) -> dict[str, Any]:
+def _match_from_ripgrep(data: dict[str, Any]) -> tuple[dict[str, Any], tuple[int, int, bytes]]:
+    """The match as sent to the client, and where rg saw it (for ``_holds``)."""
     lines = data.get("lines", {})
     submatches = data.get("submatches", [])
     number = int(data.get("line_number") or 0)
+    offset = data.get("absolute_offset")
     text = lines.get("text")
     if isinstance(text, str) and text.isascii():
         # The common case: rg's byte offsets are character offsets already.
         ranges = [[sub.get("start", 0), sub.get("end", 0)] for sub in submatches]
-        return _clip(number, text.rstrip("\r\n"), ranges)
+        return _clip(number, text.rstrip("\r\n"), ranges), _span(offset, text.encode("ascii"))
     raw = _bytes(lines)
     text = raw.decode("utf-8", "replace").rstrip("\r\n")
     ranges = []
@@ -305,7 +451,7 @@ def _match_from_ripgrep(data: dict[str, Any]) -> dict[str, Any]:
                     len(raw[:end].decode("utf-8", "replace")),
                 ]
             )
-    return _clip(number, text, ranges)
+    return _clip(number, text, ranges), _span(offset, raw)
 
 
 def _clip(number: int, text: str, ranges: list[list[int]]) -> dict[str, Any]:

@@ -166,7 +166,9 @@ PATHS = {
             ],
             "responses": {
                 "200": json_response("The file.", ref("FileContent")),
-                **errors("BadRequest", "Forbidden", "NotFound", "TooLarge", "Unsupported"),
+                **errors(
+                    "BadRequest", "Forbidden", "NotFound", "Conflict", "TooLarge", "Unsupported"
+                ),
             },
         },
         "put": {
@@ -197,7 +199,7 @@ PATHS = {
             "parameters": [_PATH],
             "responses": {
                 "200": json_response("Metadata.", ref("FileInfo")),
-                **errors("BadRequest", "Forbidden", "NotFound"),
+                **errors("BadRequest", "Forbidden", "NotFound", "Conflict"),
             },
         }
     },
@@ -210,7 +212,7 @@ PATHS = {
             ],
             "responses": {
                 "200": json_response("Entries, folders first.", ref("Listing")),
-                **errors("BadRequest", "Forbidden", "NotFound"),
+                **errors("BadRequest", "Forbidden", "NotFound", "Conflict"),
             },
         }
     },
@@ -254,7 +256,7 @@ PATHS = {
             ],
             "responses": {
                 "200": json_response("Best first.", ref("SearchResults")),
-                **errors("BadRequest", "Forbidden", "NotFound"),
+                **errors("BadRequest", "Forbidden", "NotFound", "Conflict"),
             },
         }
     },
@@ -268,7 +270,7 @@ PATHS = {
             ],
             "responses": {
                 "200": json_response("Sorted paths.", ref("GlobResults")),
-                **errors("BadRequest", "Forbidden", "NotFound"),
+                **errors("BadRequest", "Forbidden", "NotFound", "Conflict"),
             },
         }
     },
@@ -312,7 +314,7 @@ PATHS = {
                     ),
                     "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
                 },
-                **errors("BadRequest", "Forbidden", "NotFound"),
+                **errors("BadRequest", "Forbidden", "NotFound", "Conflict"),
             },
         }
     },
@@ -329,6 +331,13 @@ PATHS = {
             "responses": {
                 "101": {"description": "Switching protocols."},
                 **errors("BadRequest", "Forbidden"),
+                "503": {
+                    "description": (
+                        "Refused, reason too_many_connections: the user has "
+                        "TeraxApp.max_websockets_per_user Terax WebSockets open already."
+                    ),
+                    "content": {"application/json": {"schema": ref("Error")}},
+                },
             },
         }
     },

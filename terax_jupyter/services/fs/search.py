@@ -12,7 +12,7 @@ from traitlets import Float, Int, Unicode
 from traitlets.config import LoggingConfigurable
 from wcmatch import glob as wcglob
 
-from terax_jupyter.exceptions import InvalidPattern, InvalidRequest
+from terax_jupyter.exceptions import InvalidPattern, InvalidRequest, TeraxError
 from terax_jupyter.security import Access, fileio
 from terax_jupyter.security.walk import walk_files
 from terax_jupyter.services.fs import ripgrep
@@ -78,7 +78,16 @@ class FileSearch(LoggingConfigurable):
         top = self._folder(path)
         index = await self.index_for(top)
         started = time.perf_counter()
-        matches = await asyncio.to_thread(rank, query, index.files, limit)
+
+        def run() -> tuple[list[Any], bool]:
+            ranked = rank(query, index.files, limit)
+            present = self._present(top, [m.path for m in ranked])
+            kept = [m for m, ok in zip(ranked, present, strict=True) if ok]
+            return kept, len(kept) < len(ranked)
+
+        matches, dropped = await asyncio.to_thread(run)
+        if dropped:
+            self._stale(top)
         prefix = self._prefix(top)
         return {
             "query": query,
@@ -106,16 +115,23 @@ class FileSearch(LoggingConfigurable):
         top = self._folder(path)
         index = await self.index_for(top)
 
-        def run() -> tuple[list[str], bool]:
+        def run() -> tuple[list[str], bool, bool]:
             found: list[str] = []
+            cut = False
             for candidate in index.files.paths:
                 if any(c.match(candidate) for c in compiled):
                     found.append(candidate)
                     if len(found) > limit:
-                        return found[:limit], True
-            return sorted(found), False
+                        found, cut = found[:limit], True
+                        break
+            found.sort()
+            present = self._present(top, found)
+            kept = [p for p, ok in zip(found, present, strict=True) if ok]
+            return kept, cut, len(kept) < len(found)
 
-        found, cut = await asyncio.to_thread(run)
+        found, cut, dropped = await asyncio.to_thread(run)
+        if dropped:
+            self._stale(top)
         prefix = self._prefix(top)
         return {
             **self._index_facts(index),
@@ -222,6 +238,28 @@ class FileSearch(LoggingConfigurable):
         return result.files, result.truncated
 
     # -- helpers -----------------------------------------------------------------------
+
+    def _present(self, top: CheckedPath, paths: list[str]) -> list[bool]:
+        """Which of the index's ``paths`` are names in ``top`` now, with no link on the way.
+
+        rg lists by path: a folder swapped for a link while it ran puts names from outside
+        the folder (or under a protected one) in the index under innocent names. A name
+        leaves only if it is there now, in folders proven to be what their canonical paths
+        name (``fileio.ListedFiles``); the deny-list judged the same names when the index
+        was built, and a proven path is its own canonical form.
+        """
+        present: list[bool] = []
+        with fileio.ListedFiles(top, max_open=64) as listed:
+            for path in paths:
+                try:
+                    present.append(listed.lstat(path) is not None)
+                except (TeraxError, OSError):
+                    present.append(False)
+        return present
+
+    def _stale(self, top: CheckedPath) -> None:
+        """An index that named what is not there is rebuilt before its next answer."""
+        self._generations[top.path] = self._generations.get(top.path, 0) + 1
 
     def _folder(self, path: str) -> CheckedPath:
         top = self.security.paths.check(path or self.security.roots.server_root, Access.READ)

@@ -16,7 +16,7 @@ from traitlets.config import LoggingConfigurable
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from terax_jupyter.exceptions import InvalidRequest
+from terax_jupyter.exceptions import InvalidRequest, TeraxError
 from terax_jupyter.security import Access, fileio
 from terax_jupyter.security.workspace import is_within
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from watchdog.observers.api import ObservedWatch
 
-    from terax_jupyter.security import SecurityLayer
+    from terax_jupyter.security import CheckedPath, SecurityLayer
 
 _KINDS = {"created", "deleted", "modified", "moved"}
 # Files git rewrites when a repository's state changes: a commit, checkout, fetch or reset
@@ -63,6 +63,8 @@ class _Subscriber:
         self._pending: dict[str, dict[str, Any]] = {}
         self._overflow = False
         self._scheduled = False
+        # The subscribed folder as the guard checked it: event paths are proven below it.
+        self.top: CheckedPath | None = None
 
     def covers(self, path: str) -> bool:
         folder = self.subscription.folder
@@ -127,6 +129,11 @@ class WatchService(LoggingConfigurable):
         self._subscribers: dict[int, _Subscriber] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
+        # Guards the watch table and every call into the observer. Not ``_lock``: the
+        # observer's thread holds the observer's own lock while it dispatches (and then takes
+        # ``_lock``), so calling into the observer under ``_lock`` deadlocked the event loop
+        # when a socket closed during a burst of events. Order: _watch_lock, then _lock.
+        self._watch_lock = threading.Lock()
         self.listeners: list[Callable[[str, str], None]] = []
 
     def subscribe(
@@ -146,7 +153,8 @@ class WatchService(LoggingConfigurable):
         subscriber = _Subscriber(
             subscription, asyncio.get_running_loop(), deliver, self.debounce, self.max_pending
         )
-        with self._lock:
+        subscriber.top = folder
+        with self._watch_lock:
             self._schedule(folder.path, recursive)
             for git_folder, git_recursive in subscription.git_watches:
                 try:
@@ -154,6 +162,7 @@ class WatchService(LoggingConfigurable):
                 except OSError as error:
                     # Without it the subscription still works; commits made elsewhere go unseen.
                     self.log.info("Not watching %s: %s", git_folder, error)
+        with self._lock:
             self._subscribers[subscription.id] = subscriber
         return subscription
 
@@ -161,6 +170,7 @@ class WatchService(LoggingConfigurable):
         with self._lock:
             if self._subscribers.pop(subscription.id, None) is None:
                 return
+        with self._watch_lock:
             for key in ((subscription.folder, subscription.recursive), *subscription.git_watches):
                 self._unschedule(key)
 
@@ -212,22 +222,57 @@ class WatchService(LoggingConfigurable):
             target is None or deny.check(target, write=False) is not None
         ):
             return
-        display = self.security.paths.display
-        payload: dict[str, Any] = {
-            "kind": event.event_type,
-            "path": display(source),
-            "directory": event.is_directory,
-        }
-        if target is not None:
-            payload["dest"] = display(target)
         if event.event_type != "modified" or not event.is_directory:
             for listener in list(self.listeners):
                 listener(event.event_type, source)
         with self._lock:
             subscribers = list(self._subscribers.values())
-        for subscriber in subscribers:
+        covering = [
+            s for s in subscribers if s.covers(source) or (target is not None and s.covers(target))
+        ]
+        if not covering:
+            return
+        # The observer names paths by where a folder was when it was watched: a folder moved
+        # out of the workspace (or swapped for a link) would go on reporting what happens
+        # outside under its old name. Only names that are there now, below the subscribed
+        # folder with no link on the way, are sent (a deleted name: its folder is there).
+        kind = event.event_type
+        source_here = self._here(source, kind in ("created", "modified"), covering)
+        if target is not None:
+            target_here = self._here(target, True, covering)
+            if not target_here:
+                kind, target = "deleted", None
+            elif not source_here:
+                kind, source, target, source_here = "created", target, None, True
+        if not source_here:
+            return
+        display = self.security.paths.display
+        payload: dict[str, Any] = {
+            "kind": kind,
+            "path": display(source),
+            "directory": event.is_directory,
+        }
+        if target is not None:
+            payload["dest"] = display(target)
+        for subscriber in covering:
             if subscriber.covers(source) or (target is not None and subscriber.covers(target)):
                 subscriber.push(payload)
+
+    @staticmethod
+    def _here(path: str, must_exist: bool, subscribers: list[_Subscriber]) -> bool:
+        """Whether ``path`` is a name below a subscribed folder now (see ``dispatch``)."""
+        tops = [s.top for s in subscribers if s.top is not None and is_within(path, s.top.path)]
+        if not tops:
+            return False
+        top = max(tops, key=lambda t: len(t.path))
+        if os.path.normcase(path) == os.path.normcase(top.path):
+            return True
+        try:
+            with fileio.ListedFiles(top, max_open=1) as listed:
+                info = listed.lstat(os.path.relpath(path, top.path))
+        except (TeraxError, OSError):
+            return False
+        return info is not None or not must_exist
 
     def _dispatch_repository(self, root: str) -> None:
         payload = {
@@ -242,7 +287,7 @@ class WatchService(LoggingConfigurable):
                 subscriber.push(payload)
 
     def stop(self) -> None:
-        with self._lock:
+        with self._watch_lock, self._lock:
             observer, self._observer = self._observer, None
             self._watches.clear()
             self._subscribers.clear()

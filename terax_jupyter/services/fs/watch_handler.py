@@ -6,15 +6,22 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from jupyter_server.auth.decorator import ws_authenticated
+from tornado.websocket import WebSocketClosedError
 
 from terax_jupyter.base import TeraxWebSocketHandler, parse_bool
 from terax_jupyter.exceptions import InvalidRequest, TeraxError
 
 if TYPE_CHECKING:
+    import asyncio
+
     from terax_jupyter.services.fs.watch import Subscription
 
 MAX_SUBSCRIPTIONS = 64
 MAX_MESSAGE_BYTES = 64 * 1024
+# Event messages a client has not taken off its socket yet. Past this a socket gets no more
+# batches, only an ``overflow`` (rescan) per subscription once it has drained: a client
+# that stops reading costs the server this much, not every change made meanwhile.
+MAX_UNSENT_BYTES = 1024 * 1024
 
 
 class WatchWebSocket(TeraxWebSocketHandler):
@@ -24,13 +31,16 @@ class WatchWebSocket(TeraxWebSocketHandler):
     ``{"op": "unsubscribe", "id": "a"}``.
     server: ``{"type": "subscribed", "id", "path"}``, ``{"type": "changes", "id",
     "events": [{"kind", "path", "dest"?, "directory"}]}``, ``{"type": "overflow", "id"}``
-    (events were dropped: rescan), ``{"type": "error", "id", "message", "reason"}``.
+    (events were dropped, by the service or because this client fell behind: rescan),
+    ``{"type": "error", "id", "message", "reason"}``.
     """
 
     auth_resource = "terax.fs"
 
     def initialize(self) -> None:
         self._subscriptions: dict[str, Subscription] = {}
+        self._unsent = 0  # bytes of event messages handed to the socket, not yet sent
+        self._overflowed: set[str] = set()  # subscriptions whose batches were dropped
 
     @ws_authenticated
     async def get(self, *args: Any, **kwargs: Any) -> None:
@@ -100,10 +110,14 @@ class WatchWebSocket(TeraxWebSocketHandler):
         recursive = parse_bool(request.get("recursive", True), "recursive")
 
         def deliver(events: list[dict[str, Any]] | None) -> None:
-            if events is None:
-                self.send_json({"type": "overflow", "id": request_id})
+            if request_id not in self._subscriptions:
+                return  # a batch already on its way when the subscription ended
+            if self._unsent > MAX_UNSENT_BYTES:
+                self._overflowed.add(request_id)  # not even serialized: the work is bounded
+            elif events is None:
+                self._send_counted({"type": "overflow", "id": request_id})
             elif events:
-                self.send_json({"type": "changes", "id": request_id, "events": events})
+                self._send_counted({"type": "changes", "id": request_id, "events": events})
 
         subscription = self.terax.watch.subscribe(path, deliver, recursive=recursive)
         self._subscriptions[request_id] = subscription
@@ -122,7 +136,30 @@ class WatchWebSocket(TeraxWebSocketHandler):
         self.terax.watch.unsubscribe(subscription)
         self.send_json({"type": "unsubscribed", "id": request_id})
 
+    def _send_counted(self, message: dict[str, Any]) -> None:
+        if self.ws_connection is None or self.ws_connection.is_closing():
+            return
+        text = json.dumps(message)
+        try:
+            future = self.write_message(text)
+        except WebSocketClosedError:
+            return
+        size = len(text)
+        self._unsent += size
+        future.add_done_callback(lambda f, n=size: self._sent(f, n))
+
+    def _sent(self, future: asyncio.Future[Any], size: int) -> None:
+        if not future.cancelled():
+            future.exception()  # a closed socket: nothing to report
+        self._unsent -= size
+        if self._overflowed and self._unsent <= MAX_UNSENT_BYTES // 2:
+            dropped, self._overflowed = self._overflowed, set()
+            for request_id in sorted(dropped):
+                if request_id in self._subscriptions:
+                    self._send_counted({"type": "overflow", "id": request_id})
+
     def on_close(self) -> None:
-        for subscription in self._subscriptions.values():
+        subscriptions, self._subscriptions = self._subscriptions, {}
+        for subscription in subscriptions.values():
             self.terax.watch.unsubscribe(subscription)
-        self._subscriptions.clear()
+        self._overflowed.clear()
