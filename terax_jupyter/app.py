@@ -149,6 +149,8 @@ class TeraxApp(ExtensionApp):
         # Terminals offer only the servers the preview proxy would open.
         pty.server_ports = preview.offers
         secrets = SecretsManager(security, state_dir, parent=self)
+        # Terminals do not inherit the provider keys of the server's environment.
+        pty.environment_filter = secrets.without_server_keys
         browser = BrowserManager(state_dir, redactor=security.redactor, parent=self)
         ai = AiManager(security, state_dir, files=files, search=search, grep=grep, pty=pty,
                        secrets=secrets, browser=browser, parent=self)  # fmt: skip

@@ -524,6 +524,7 @@ describe('composer helpers', () => {
 describe('views', () => {
   it('maps error reasons to actions and finds key names', () => {
     expect(errorAction('bad_key')).toBe('settings');
+    expect(errorAction('key_not_for_url')).toBe('settings');
     expect(errorAction('provider_unreachable')).toBe('test');
     expect(errorAction('rate_limited')).toBe('retry');
     expect(errorAction('context_too_long')).toBe('new-session');

@@ -978,6 +978,7 @@ export function errorAction(reason: string): ErrorAction {
   switch (reason) {
     case 'bad_key':
     case 'missing_key':
+    case 'key_not_for_url': // a server key is not sent to this address: set your own
     case 'model_not_found':
     case 'no_model':
       return 'settings';

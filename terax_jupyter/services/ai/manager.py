@@ -132,7 +132,11 @@ class AiManager(LoggingConfigurable):
         self.models = ModelRegistry(os.path.join(state_dir, "ai-models.json"))
         timeout = httpx.Timeout(connect=10.0, read=self.read_timeout, write=30.0, pool=10.0)
         self.factory = ProviderFactory(security, secrets, self.catalog, timeout=timeout)
-        self.processes = ProcessRegistry(security, secret_names=secrets.environment_names)
+        self.processes = ProcessRegistry(
+            security,
+            secret_names=secrets.environment_names,
+            command_guard=secrets.command_guard.check,
+        )
         self.toolbox = Toolbox()
         self.plans = PlanRunner(self)
         self.completion = CompletionService(self)
@@ -442,8 +446,9 @@ class AiManager(LoggingConfigurable):
             rows = []
             for config in configs:
                 data = config.to_json()
-                name = data.get("key_name")
-                data["key_set"] = bool(name) and self.secrets.get(name) is not None
+                # Set means: a key this provider would send (the administrator's key of a
+                # moved or user-defined provider is not).
+                data["key_set"] = self.factory.usable_key(config) is not None
                 rows.append(data)
             return rows
 

@@ -26,9 +26,11 @@ from terax_jupyter.services.pty import shells
 from terax_jupyter.services.pty.backend import PtyBackend
 from terax_jupyter.services.pty.history import CommandHistory, history_files
 from terax_jupyter.services.pty.session import FlowLimits, PtySession, new_nonce
+from terax_jupyter.services.secrets.environment import without_keys
+from terax_jupyter.services.secrets.manager import KNOWN_KEYS
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from terax_jupyter.security import SecurityLayer
 
@@ -99,6 +101,9 @@ class PtyManager(LoggingConfigurable):
         self._zdotdir: str | None = None
         # Which ports of dev servers the sessions report (set by the web preview).
         self.server_ports: Callable[[int], bool] | None = None
+        # The server's environment minus its provider keys (set by the app to the keys
+        # service's, which knows the configured names; without it, the usual names go).
+        self.environment_filter: Callable[[Mapping[str, str]], dict[str, str]] | None = None
 
     # -- sessions --------------------------------------------------------------------
 
@@ -244,7 +249,11 @@ class PtyManager(LoggingConfigurable):
     # -- helpers -----------------------------------------------------------------------
 
     def _environment(self, session_id: str, nonce: str, extra: dict[str, str]) -> dict[str, str]:
-        env = dict(os.environ)
+        # Provider keys in the server's environment are the administrator's, bound to one
+        # provider's address (see the keys service); a terminal would carry them anywhere.
+        # The user's own credentials (JUPYTERHUB_API_TOKEN, their shell's exports) stay.
+        scrub = self.environment_filter
+        env = scrub(os.environ) if scrub is not None else without_keys(os.environ, KNOWN_KEYS)
         env.update(
             {
                 "TERM": "xterm-256color",

@@ -7,6 +7,7 @@ import os
 import re
 import threading
 import unicodedata
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from traitlets import Dict, Enum, List, Unicode
@@ -20,10 +21,12 @@ from terax_jupyter.exceptions import (
     TooLarge,
     Unavailable,
 )
+from terax_jupyter.services.secrets.environment import without_keys
+from terax_jupyter.services.secrets.guard import KeyStoreGuard
 from terax_jupyter.services.secrets.store import FileStore, KeyringStore, SecretStore, real_keyring
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from terax_jupyter.security import SecurityLayer
 
@@ -54,6 +57,22 @@ MAX_VALUE_BYTES = 8 * 1024
 _BAD_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 _READ_ONLY: tuple[Source, ...] = ("config", "environment")
 _DESCRIBED = {"config": "server configuration (SecretsManager.keys)", "environment": "environment"}
+
+
+@dataclass(frozen=True)
+class FoundKey:
+    """A key's value and where it came from. ``user`` keys are the user's own (their
+    keychain or key file); the others are the administrator's (``SecretsManager.keys``) or
+    the server's environment, and go only to the address they were configured for."""
+
+    name: str
+    source: Source
+    # Never in a repr: a FoundKey in a traceback or a log line must not carry the value.
+    value: str = field(repr=False)
+
+    @property
+    def user(self) -> bool:
+        return self.source not in _READ_ONLY
 
 
 class SecretsManager(LoggingConfigurable):
@@ -172,15 +191,31 @@ class SecretsManager(LoggingConfigurable):
         The value is registered with the redactor before it is returned, so it cannot
         appear in a log line, an error message or the audit afterwards.
         """
+        found = self.find(name)
+        return found.value if found is not None else None
+
+    def find(self, name: str) -> FoundKey | None:
+        """The key ``name`` by precedence, with its source (the AI layer sends a key that
+        is not the user's own only to the address it was configured for).
+
+        Like ``get``, the value is registered with the redactor first.
+        """
         name = check_name(name)
+        found: FoundKey | None = None
         value = self._call(self.store.get, name)
-        if value is None:
-            value = self._config_keys().get(name)
-        if value is None:
-            value = self._environment_keys().get(name)
         if value is not None:
-            self._redactor.add_secret(value)
-        return value
+            found = FoundKey(name, self.store.kind, value)  # type: ignore[arg-type]
+        else:
+            for source, keys in (
+                ("config", self._config_keys()),
+                ("environment", self._environment_keys()),
+            ):
+                if name in keys:
+                    found = FoundKey(name, source, keys[name])  # type: ignore[arg-type]
+                    break
+        if found is not None:
+            self._redactor.add_secret(found.value)
+        return found
 
     def key_for_provider(self, provider: str) -> str | None:
         """The key of a known provider (``"gemini"`` tries GEMINI_API_KEY, then GOOGLE_API_KEY)."""
@@ -189,6 +224,21 @@ class SecretsManager(LoggingConfigurable):
             if value is not None:
                 return value
         return None
+
+    # -- what processes the server starts may see -------------------------------------------
+
+    def without_server_keys(self, environ: Mapping[str, str]) -> dict[str, str]:
+        """``environ`` without the provider key variables (the known names and
+        ``environment_names``) and without any variable holding a key of the configuration
+        or the environment: what a user's terminal inherits."""
+        values = [*self._config_keys().values(), *self._environment_keys().values()]
+        return without_keys(environ, {*KNOWN_KEYS, *self.environment_names}, values)
+
+    @property
+    def command_guard(self) -> KeyStoreGuard:
+        """Refuses agent commands that name the key file, its folder, a process's
+        environment or Terax's keychain entries (bypassable: see ``KeyStoreGuard``)."""
+        return KeyStoreGuard(self.file_path, self.keyring_service)
 
     # -- sources --------------------------------------------------------------------------
 

@@ -11,6 +11,8 @@ import threading
 import unicodedata
 from typing import TYPE_CHECKING, Any, Literal
 
+import httpx
+
 from terax_jupyter.exceptions import (
     AccessDenied,
     InvalidRequest,
@@ -18,10 +20,10 @@ from terax_jupyter.exceptions import (
     TeraxError,
     Unavailable,
 )
-from terax_jupyter.security.network import HOP_BY_HOP, check_url
+from terax_jupyter.security.network import DEFAULT_PORTS, HOP_BY_HOP, check_url
 from terax_jupyter.security.storage import read_private_file, write_private_file
 from terax_jupyter.services.ai.providers.base import ProviderConfig
-from terax_jupyter.services.secrets.manager import check_name
+from terax_jupyter.services.secrets.manager import PROVIDER_KEYS, check_name
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -153,6 +155,18 @@ class ProviderCatalog:
             raise NotFound(f"No provider named {provider_id}.", reason="provider_not_found")
         return config
 
+    def key_origins(self, name: str) -> frozenset[str]:
+        """Where a key of the configuration or the environment named ``name`` may be sent:
+        the origins of the built-ins and the administrator's providers that use it. A
+        user's changes never add one (a user-moved or user-defined provider gets only the
+        user's own keys)."""
+        configs = [self._admin.get(i, BUILTINS.get(i)) for i in {*BUILTINS, *self._admin}]
+        return frozenset(
+            origin_of(config.base_url)
+            for config in configs
+            if config is not None and name in key_names(config)
+        )
+
     def _effective(
         self, provider_id: str, user: dict[str, dict[str, Any]]
     ) -> ProviderConfig | None:
@@ -276,6 +290,24 @@ def check_id(provider_id: Any) -> str:
             reason="invalid_provider_id",
         )
     return provider_id
+
+
+def key_names(config: ProviderConfig) -> tuple[str, ...]:
+    """The key names a provider's key is read from, in order: its ``key_name``, and for a
+    built-in's usual name the others it is known by (Gemini: GOOGLE_API_KEY too)."""
+    if not config.key_name:
+        return ()
+    known = PROVIDER_KEYS.get(config.id, ())
+    if config.key_name in known:
+        return (config.key_name, *(name for name in known if name != config.key_name))
+    return (config.key_name,)
+
+
+def origin_of(base_url: str) -> str:
+    """``scheme://host:port`` of a URL, with the default port written out."""
+    url = httpx.URL(base_url)
+    host = f"[{url.host}]" if ":" in url.host else url.host
+    return f"{url.scheme}://{host}:{url.port or DEFAULT_PORTS[url.scheme]}"
 
 
 def _build(

@@ -11,15 +11,15 @@ import httpx
 from terax_jupyter.exceptions import NotFound, ProviderAuthFailed, TeraxError
 from terax_jupyter.security.network import DEFAULT_PORTS, guarded_client
 from terax_jupyter.services.ai.providers.anthropic import AnthropicProvider
+from terax_jupyter.services.ai.providers.catalog import key_names, origin_of
 from terax_jupyter.services.ai.providers.openai import OpenAIProvider
 from terax_jupyter.services.ai.providers.retry import RetryPolicy
-from terax_jupyter.services.secrets.manager import PROVIDER_KEYS
 
 if TYPE_CHECKING:
     from terax_jupyter.security import SecurityLayer
     from terax_jupyter.services.ai.providers.base import Provider, ProviderConfig
     from terax_jupyter.services.ai.providers.catalog import ProviderCatalog
-    from terax_jupyter.services.secrets.manager import SecretsManager
+    from terax_jupyter.services.secrets.manager import FoundKey, SecretsManager
 
 # A stream may pause long while a model thinks; connecting should not.
 DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=120.0, write=30.0, pool=10.0)
@@ -112,21 +112,52 @@ class ProviderFactory:
         for client in clients:
             await client.aclose()
 
+    def usable_key(self, config: ProviderConfig) -> FoundKey | None:
+        """The key that may be sent to ``config``'s address, or None.
+
+        The user's own key of a name always may. A key of the configuration or the
+        environment is the administrator's: it goes only to the origin of the built-in or
+        administrator's provider it was configured for (``ProviderCatalog.key_origins``),
+        never to a base URL a user moved a built-in to or a provider a user defined.
+        Blocking (a keychain): call it in a worker thread.
+        """
+        return self._lookup(config)[0]
+
+    def _lookup(self, config: ProviderConfig) -> tuple[FoundKey | None, FoundKey | None]:
+        """(the usable key, the first server key that was not for this address)."""
+        origin = origin_of(config.base_url)
+        refused = None
+        for name in key_names(config):
+            found = self._secrets.find(name)
+            if found is None:
+                continue
+            if found.user or origin in self.catalog.key_origins(name):
+                return found, None
+            refused = refused or found
+        return None, refused
+
     def _key(self, config: ProviderConfig) -> str | None:
-        key = self._secrets.get(config.key_name) if config.key_name else None
-        if key is None and config.key_name in PROVIDER_KEYS.get(config.id, ()):
-            key = self._secrets.key_for_provider(config.id)  # Gemini: GOOGLE_API_KEY too
-        if key is None and config.key_name and not config.local:
+        found, refused = self._lookup(config)
+        if found is not None:
+            return found.value
+        if not config.key_name or config.local:
+            # A local server may need no key; the server's own key stays where it belongs.
+            return None
+        if refused is not None:
             raise ProviderAuthFailed(
-                f"No key is set for {config.label}: set {config.key_name} in Terax settings "
-                "(or in the server's environment), then try again.",
-                reason="missing_key",
+                _not_for_url(config, refused, self.catalog),
+                reason="key_not_for_url",
                 provider=config.id,
             )
-        return key
+        raise ProviderAuthFailed(
+            f"No key is set for {config.label}: set {config.key_name} in Terax settings "
+            "(or in the server's environment), then try again.",
+            reason="missing_key",
+            provider=config.id,
+        )
 
     def _client(self, config: ProviderConfig) -> httpx.AsyncClient:
-        origin = _origin(config.base_url) if config.local else None
+        origin = origin_of(config.base_url) if config.local else None
         client = self._clients.get(origin)
         if client is None or client.is_closed:
             policy = self._security.network
@@ -138,10 +169,23 @@ class ProviderFactory:
         return client
 
 
-def _origin(base_url: str) -> str:
-    url = httpx.URL(base_url)
-    host = f"[{url.host}]" if ":" in url.host else url.host
-    return f"{url.scheme}://{host}:{url.port or DEFAULT_PORTS[url.scheme]}"
+def _not_for_url(config: ProviderConfig, key: FoundKey, catalog: ProviderCatalog) -> str:
+    where = "administrator's" if key.source == "config" else "server's"
+    bound = sorted(_shown(origin) for origin in catalog.key_origins(key.name))
+    sent = f"is only sent to {' or '.join(bound)}" if bound else "is not sent to addresses set here"
+    return (
+        f"The {where} key {key.name} {sent}; store your own {key.name} in Terax settings to "
+        f"use {config.label} at {_shown(origin_of(config.base_url))}."
+    )
+
+
+def _shown(origin: str) -> str:
+    """An origin as people write it: without the scheme's default port."""
+    for scheme, port in DEFAULT_PORTS.items():
+        suffix = f":{port}"
+        if origin.startswith(f"{scheme}://") and origin.endswith(suffix):
+            return origin[: -len(suffix)]
+    return origin
 
 
 def _millis(started: float) -> float:

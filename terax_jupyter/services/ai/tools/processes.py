@@ -26,10 +26,11 @@ from terax_jupyter.exceptions import (
     Unavailable,
 )
 from terax_jupyter.security import Access, check_command
+from terax_jupyter.services.secrets.environment import without_keys
 from terax_jupyter.services.secrets.manager import KNOWN_KEYS
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
     from terax_jupyter.security import CheckedPath, SecurityLayer
     from terax_jupyter.security.redact import Redactor
@@ -69,10 +70,10 @@ def agent_environment(
     ``*_TOKEN``, ``*SECRET*``, ...), when it is in ``extra_names``, or when the redactor would
     change its value (a known key under another name, a URL with a password in it).
     """
-    extra = {name.upper() for name in extra_names}
     env = {}
-    for name, value in os.environ.items():
-        if is_secret_name(name) or name.upper() in extra:
+    # The terminals' rule (provider key variables go), then the agent's own on top of it.
+    for name, value in without_keys(os.environ, {*_SECRET_EXACT, *extra_names}).items():
+        if is_secret_name(name):
             continue
         if redactor is not None and redactor.redact(value) != value:
             continue
@@ -474,18 +475,28 @@ class ProcessRegistry:
         max_per_session: int = DEFAULT_MAX_PER_SESSION,
         grace: float = DEFAULT_GRACE,
         secret_names: Iterable[str] = (),
+        command_guard: Callable[[str], object] | None = None,
     ) -> None:
         self.security = security
         self.log_cap = log_cap
         self.max_per_session = max_per_session
         self.grace = grace
         self.secret_names = tuple(secret_names)
+        self.command_guard = command_guard
         self._processes: dict[str, _Background] = {}
         self._lock = threading.Lock()
 
     def environment(self) -> dict[str, str]:
         """What the agent's commands see (see ``agent_environment``)."""
         return agent_environment(self.security.redactor, extra_names=self.secret_names)
+
+    def check_command(self, command: str) -> str:
+        """``command`` if the command guard and the key-store guard (commands that name
+        where the server keeps keys) let it through, else ``CommandDenied``."""
+        check_command(command)
+        if self.command_guard is not None:
+            self.command_guard(command)
+        return command
 
     def start(self, session_id: str, command: str, cwd: CheckedPath) -> dict[str, Any]:
         """Start ``bash -c command`` in ``cwd``: ``{id, pid, command, cwd, started_at}``."""

@@ -95,10 +95,12 @@ async def test_the_key_comes_from_the_secrets_service(
 async def test_gemini_falls_back_to_google_api_key(
     factory: ProviderFactory,
     catalog: ProviderCatalog,
+    secrets: SecretsManager,
     stub: ModelStub,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("GOOGLE_API_KEY", "AIza-test-google-key-0123456789")
+    # The user's own key: a server key would not follow the provider to the stub (see
+    # test_key_binding.py).
+    secrets.set("GOOGLE_API_KEY", "AIza-test-google-key-0123456789", user=None)
     catalog.put("gemini", {"base_url": stub.url, "local": True}, user=None)
     assert [m["id"] for m in await factory.list_models("gemini")] == ["stub-large", "stub-model"]
     assert stub.requests[0].headers["authorization"] == "Bearer AIza-test-google-key-0123456789"
