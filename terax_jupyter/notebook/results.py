@@ -7,7 +7,7 @@ is complete even when events were missed (a ``resync``).
 
 from __future__ import annotations
 
-import html
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,20 +117,44 @@ class AgentResult:
         return self.text
 
     def _repr_markdown_(self) -> str:
-        lines = [self.text or "*(no text)*"]
+        # The model's text is shown as it is, not rendered: rendered, its images and raw
+        # HTML would load (a notebook's own outputs are trusted, so not even sanitized)
+        # the moment the cell shows, and a prompt-injected model could leak data that way.
+        lines = [fenced(self.text) if self.text else "*(no text)*"]
         facts = []
         if self.tool_calls:
             facts.append(f"{len(self.tool_calls)} tool calls")
         if self.files_changed:
-            facts.append("changed " + ", ".join(f"`{p}`" for p in self.files_changed))
+            facts.append("changed " + ", ".join(self.files_changed))
         denied = [a for a in self.approvals if a.status == "denied"]
         if denied:
             facts.append(f"{len(denied)} denied")
         facts.append(f"{self.usage.input_tokens} in / {self.usage.output_tokens} out tokens")
         if self.error:
             facts.append(f"error: {self.error.get('message', '')}")
-        lines.append("\n*" + html.escape("; ".join(facts)) + "*")
+        lines.append("\n*" + escape_markdown("; ".join(facts)) + "*")
         return "\n".join(lines)
+
+
+def fenced(text: str, info: str = "text") -> str:
+    """``text`` as a fenced code block nothing in it can close: Markdown renders it as it is
+    (no HTML, images or links)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text.rstrip(chr(10))}\n{fence}"
+
+
+def code_span(text: str) -> str:
+    """``text`` as an inline code span nothing in it can close (newlines become spaces)."""
+    text = text.replace("\n", " ")
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    return f"{ticks} {text} {ticks}"
+
+
+def escape_markdown(text: str) -> str:
+    """``text`` with every ASCII punctuation character escaped: Markdown shows it as it is."""
+    return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", text.replace("\n", " "))
 
 
 class RunFold:

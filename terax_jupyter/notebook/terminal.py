@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from terax_jupyter.client.api import TeraxAPIError, segment
 from terax_jupyter.notebook import background
+from terax_jupyter.notebook.results import code_span, fenced
 
 if TYPE_CHECKING:
     from terax_jupyter.notebook.connection import Connection
@@ -69,11 +70,11 @@ class CommandResult:
         return self.output
 
     def _repr_markdown_(self) -> str:
+        # Output is data: a fence it cannot close keeps its HTML and images from rendering.
         took = "" if self.duration is None else f" in {self.duration:.2f} s"
-        fence = "~~~~" if "```" in self.output else "```"
         return (
-            f"`$ {self.command}` exited **{self.exit_code}**{took}\n\n"
-            f"{fence}\n{self.output.rstrip()}\n{fence}"
+            f"{code_span('$ ' + self.command)} exited **{self.exit_code}**{took}\n\n"
+            f"{fenced(self.output.rstrip(), '')}"
         )
 
 

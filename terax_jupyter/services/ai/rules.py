@@ -3,17 +3,21 @@
 A rule names a tool (or ``*``), and optionally a path glob and a command prefix. A command
 prefix matches whole words at the start of a command that has no shell control operators,
 redirections or substitutions, so ``git status`` never approves ``git status; rm -rf x``.
+Nor does it cover words after it that the shell expands (globs, ``$VAR``, ``{a,b}``, a
+leading ``~``) or options that write files, run programs or change configuration
+(``command_options``): ``git log`` never approves ``git log --output=/elsewhere``. Such a
+command asks.
 """
 
 from __future__ import annotations
 
 import re
-import shlex
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from wcmatch import glob as wcglob
 
 from terax_jupyter.exceptions import InvalidRequest
+from terax_jupyter.services.ai.command_options import uncovered
 
 if TYPE_CHECKING:
     from terax_jupyter.services.ai.tools.base import Proposal
@@ -22,6 +26,8 @@ MAX_RULES = 50
 _GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.BRACE | wcglob.DOTGLOB
 _SHELL_OPERATORS = re.compile(r"[;&|<>`\n\r]|\$\(|\$\{")
 _RULE_KEYS = {"tool", "path", "command_prefix"}
+# Proposals whose command is a shell command that runs (not the one a kill stops).
+_RUNS_COMMAND = {"command", "process"}
 
 
 def validate_rules(rules: Any, known_tools: set[str]) -> list[dict[str, str]]:
@@ -70,17 +76,101 @@ def _matches(rule: dict[str, str], proposal: Proposal) -> bool:
         return False
     # A rule with neither a path nor a prefix approves every call of its tool; that is what
     # the user asked for, and the session shows it.
-    return "command_prefix" not in rule or (
-        proposal.command is not None
-        and command_has_prefix(proposal.command, rule["command_prefix"])
-    )
+    if "command_prefix" not in rule:
+        return True
+    if proposal.command is None:
+        return False
+    if proposal.kind in _RUNS_COMMAND:
+        return command_covered(proposal.command, rule["command_prefix"]) is None
+    return command_has_prefix(proposal.command, rule["command_prefix"])
+
+
+class Word(NamedTuple):
+    """A shell word with its quotes removed, and whether the shell would expand it."""
+
+    text: str
+    expands: bool
+
+
+def split_words(command: str) -> list[Word] | None:
+    """The words of a simple command as bash reads them (quotes, backslashes), or None
+    when the quoting is unbalanced. A word ``expands`` when an unquoted glob, ``$``,
+    backquote, brace list or leading ``~`` would make the shell change it."""
+    words: list[Word] = []
+    text: list[str] = []
+    bare: list[str] = []  # the unquoted characters of the current word
+    expands = in_word = False
+    index, length = 0, len(command)
+    while index < length:
+        char = command[index]
+        if char in " \t\n":
+            if in_word:
+                words.append(Word("".join(text), expands or _braces(bare)))
+                text, bare, expands, in_word = [], [], False, False
+            index += 1
+            continue
+        in_word = True
+        if char == "\\":
+            if index + 1 >= length:
+                return None
+            text.append(command[index + 1])
+            index += 2
+        elif char == "'":
+            end = command.find("'", index + 1)
+            if end < 0:
+                return None
+            text.append(command[index + 1 : end])
+            index = end + 1
+        elif char == '"':
+            index += 1
+            while index < length and command[index] != '"':
+                inner = command[index]
+                if inner == "\\" and index + 1 < length and command[index + 1] in '"\\$`':
+                    inner = command[index + 1]
+                    index += 1
+                elif inner in "$`":
+                    expands = True
+                text.append(inner)
+                index += 1
+            if index >= length:
+                return None
+            index += 1
+        else:
+            if char in "*?[$`" or (char == "~" and (not text or text[-1] in "=:")):
+                expands = True
+            text.append(char)
+            bare.append(char)
+            index += 1
+    if in_word:
+        words.append(Word("".join(text), expands or _braces(bare)))
+    return words
+
+
+def _braces(bare: list[str]) -> bool:
+    unquoted = "".join(bare)
+    return "{" in unquoted and ("," in unquoted or ".." in unquoted)
 
 
 def command_has_prefix(command: str, prefix: str) -> bool:
+    """Whether ``command`` is a simple command whose first words are ``prefix``'s."""
     if _SHELL_OPERATORS.search(command):
         return False
-    try:
-        words, wanted = shlex.split(command), shlex.split(prefix)
-    except ValueError:
+    words, wanted = split_words(command), split_words(prefix)
+    if not words or not wanted:
         return False
-    return bool(wanted) and words[: len(wanted)] == wanted
+    return [w.text for w in words[: len(wanted)]] == [w.text for w in wanted]
+
+
+def command_covered(command: str, prefix: str) -> str | None:
+    """None when a rule of ``prefix`` covers ``command``, else why not, for a person."""
+    if not command_has_prefix(command, prefix):
+        return "The command does not start with the rule's words, or uses shell operators."
+    words = split_words(command) or []
+    covered = len(split_words(prefix) or [])
+    for word in words[covered:]:
+        if word.expands:
+            return f"{word.text} is expanded by the shell (a glob, a variable or a ~)."
+    finding = uncovered([w.text for w in words], covered)
+    if finding is not None:
+        return f"{finding.message}: a rule for {prefix!r} does not cover it."
+    return None
