@@ -6,7 +6,8 @@ export default defineConfig({
     include: [
       'src/common/**/*.test.ts',
       'src/ai/**/*.test.ts',
-      'src/preview/**/*.test.ts'
+      'src/preview/**/*.test.ts',
+      'src/terminal/model.test.ts'
     ]
   }
 });

@@ -12,10 +12,15 @@ from jupyter_core.paths import jupyter_data_dir, jupyter_runtime_dir
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.serverapp import aliases as server_aliases
 from jupyter_server.serverapp import flags as server_flags
-from traitlets import Bool, Enum, List, Unicode
+from traitlets import Bool, Enum, Int, List, Unicode
 
 from terax_jupyter._version import __version__
-from terax_jupyter.base import SETTINGS_KEY
+from terax_jupyter.base import (
+    CONNECTIONS_KEY,
+    DEFAULT_WEBSOCKETS_PER_USER,
+    SETTINGS_KEY,
+    ConnectionSlots,
+)
 from terax_jupyter.context import TeraxContext
 from terax_jupyter.security import SecurityLayer
 from terax_jupyter.services.ai import handlers as ai_handlers
@@ -106,6 +111,11 @@ class TeraxApp(ExtensionApp):
         help="Hosts of local model servers that may be reached on loopback or private addresses,"
         " as host, host:port or scheme://host:port (e.g. 127.0.0.1:11434, localhost:1234).",
     ).tag(config=True)
+    max_websockets_per_user = Int(
+        DEFAULT_WEBSOCKETS_PER_USER,
+        help="WebSockets (terminal views, file watches, agent panels, preview relays) one user "
+        "may have open at once; more are refused with 503 too_many_connections (0: no limit).",
+    ).tag(config=True)
     data_dir = Unicode(
         help=(
             "Where Terax keeps its state (audit, user roots, keys when there is no OS "
@@ -168,6 +178,7 @@ class TeraxApp(ExtensionApp):
             browser=browser,
         )
         self.settings[SETTINGS_KEY] = self.context
+        self.settings[CONNECTIONS_KEY] = ConnectionSlots(self.max_websockets_per_user)
 
     def initialize_handlers(self) -> None:
         for module in HANDLER_MODULES:

@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 import json
+import weakref
 from http.client import responses
 from typing import TYPE_CHECKING, Any
 
 from jupyter_core.utils import ensure_async
+from jupyter_server.auth.identity import IdentityProvider, PasswordIdentityProvider
 from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
 from tornado import web
 from tornado.websocket import WebSocketHandler
 
-from terax_jupyter.exceptions import InvalidRequest, TeraxError, http_status_for
+from terax_jupyter.exceptions import InvalidRequest, TeraxError, Unavailable, http_status_for
 
 if TYPE_CHECKING:
     from terax_jupyter.context import TeraxContext
 
 SETTINGS_KEY = "terax"
+# The tornado setting that holds the server's ConnectionSlots (set by app.py).
+CONNECTIONS_KEY = "terax_connections"
+DEFAULT_WEBSOCKETS_PER_USER = 128
 
 _MISSING: Any = object()
 
@@ -154,18 +159,53 @@ class TeraxAPIHandler(JsonErrorsMixin, APIHandler):  # type: ignore[misc]
         return getattr(user, "username", None) or (user if isinstance(user, str) else None)
 
 
+class ConnectionSlots:
+    """How many of Terax's WebSockets each user has open, against a per-user limit.
+
+    A slot is taken in the handshake, before the socket's handler allocates anything, and
+    given back when the socket closes or the handshake fails. The count lives on the event
+    loop's thread only, so taking and giving back need no lock.
+    """
+
+    def __init__(self, per_user: int) -> None:
+        self.per_user = per_user  # 0 or less: no limit
+        self._open: dict[str, int] = {}
+
+    def take(self, user: str) -> bool:
+        count = self._open.get(user, 0)
+        if self.per_user > 0 and count >= self.per_user:
+            return False
+        self._open[user] = count + 1
+        return True
+
+    def release(self, user: str) -> None:
+        count = self._open.get(user, 0) - 1
+        if count > 0:
+            self._open[user] = count
+        else:
+            self._open.pop(user, None)
+
+    def count(self, user: str) -> int:
+        return self._open.get(user, 0)
+
+
 class TeraxWebSocketHandler(  # type: ignore[misc]
     JsonErrorsMixin, WebSocketMixin, WebSocketHandler, JupyterHandler
 ):
-    """Base of every WebSocket: authenticated, origin-checked, ``execute`` on its resource."""
+    """Base of every WebSocket: authenticated, origin-checked, ``execute`` on its resource,
+    and one of the user's connection slots (``TeraxApp.max_websockets_per_user``)."""
 
     auth_resource = "terax"
+    # Gives the slot back once: on close, on a failed handshake, or (a path tornado does
+    # not report, such as ``open()`` raising) when the handler is collected.
+    _slot: weakref.finalize[Any, Any] | None = None
 
     def set_default_headers(self) -> None:
         """WebSockets take no CSP or cache headers (JupyterHandler sets them)."""
 
     async def authorize_execute(self) -> None:
-        """Call first in ``get()``: the handshake needs ``execute`` on this resource."""
+        """Call first in ``get()``: the handshake needs ``execute`` on this resource and a
+        free connection slot of the user's (else 503 ``too_many_connections``)."""
         user = self.current_user
         if user is None:
             raise web.HTTPError(403, "Authentication required.")
@@ -174,6 +214,66 @@ class TeraxWebSocketHandler(  # type: ignore[misc]
         )
         if not allowed:
             raise web.HTTPError(403, f"Not authorized to use {self.auth_resource}.")
+        self._take_slot(user)
+
+    def _take_slot(self, user: Any) -> None:
+        if self._slot is not None:
+            return
+        slots = self.connection_slots
+        name = self._slot_owner(user)
+        if not slots.take(name):
+            raise Unavailable(
+                f"You have {slots.count(name)} Terax connections open (terminal views, file "
+                "watches, agent panels, previews), the most one user may have at once. Close "
+                "some tabs or views, or ask the administrator to raise "
+                "TeraxApp.max_websockets_per_user.",
+                reason="too_many_connections",
+            )
+        self._slot = weakref.finalize(self, slots.release, name)
+
+    def _slot_owner(self, user: Any) -> str:
+        """Whose allowance a socket counts against: the user's, by username."""
+        if type(self.identity_provider) in (IdentityProvider, PasswordIdentityProvider):
+            # Jupyter's own token or password login makes up a new random user at each
+            # login (or each request with the token in a header) for the server's one
+            # owner: all of them share one allowance, or the cap would be no cap.
+            return "\0token"
+        return getattr(user, "username", None) or str(user)
+
+    @property
+    def connection_slots(self) -> ConnectionSlots:
+        slots = self.settings.get(CONNECTIONS_KEY)
+        if slots is None:
+            slots = self.settings[CONNECTIONS_KEY] = ConnectionSlots(DEFAULT_WEBSOCKETS_PER_USER)
+        return slots  # type: ignore[no-any-return]
+
+    def _release_slot(self) -> None:
+        if self._slot is not None:
+            self._slot()  # a finalizer runs at most once
+
+    def on_finish(self) -> None:
+        # 101 is the handshake done: the slot is the socket's until it closes.
+        if self.get_status() != 101:
+            self._release_slot()
+        super().on_finish()
+
+    def on_connection_close(self) -> None:
+        try:
+            super().on_connection_close()
+        finally:
+            self._release_slot()
+            # Jupyter's keep-alive timer would hold the closed handler (and all it refers
+            # to) until its next tick; nothing is left to ping.
+            ping = getattr(self, "ping_callback", None)
+            if ping is not None:
+                ping.stop()
+                self.ping_callback = None
+
+    def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
+        if isinstance(value, TeraxError) and value.reason == "too_many_connections":
+            self.log.warning("%s refused: %s", self._request_summary(), value.message)
+            return
+        super().log_exception(typ, value, tb)
 
     def send_json(self, payload: Any) -> None:
         if self.ws_connection is not None and not self.ws_connection.is_closing():

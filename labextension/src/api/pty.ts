@@ -5,7 +5,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import { API_NAMESPACE, requestAPI } from './request';
+import { API_NAMESPACE, fetchAPI, requestAPI, TeraxAPIError } from './request';
 
 /**
  * Where the shell is in its prompt/command cycle (`starting` until the shell
@@ -92,6 +92,7 @@ export interface ICreateSessionOptions {
  */
 export type StreamMessage =
   | { type: 'attached'; session: ITerminalSession; nonce: string }
+  | { type: 'replayed' }
   | { type: 'block'; event: 'start' | 'end'; block: IBlock }
   | { type: 'prompt' }
   | { type: 'input' }
@@ -260,4 +261,30 @@ export function streamURL(
       'stream'
     ) + URLExt.objectToQueryString(params)
   );
+}
+
+/**
+ * Why the server refuses a stream of the session now, or `null` when it does
+ * not. A browser hides the HTTP answer to a failed WebSocket handshake, so
+ * this asks the stream's address with a plain GET: the server answers it as
+ * it answers the handshake (503 `too_many_connections` with a message for the
+ * user when a cap is reached, else a 400 for the missing upgrade).
+ */
+export async function streamRefusal(
+  id: string,
+  settings?: ServerConnection.ISettings
+): Promise<TeraxAPIError | null> {
+  try {
+    await fetchAPI(`pty/${encodeURIComponent(id)}/stream`, {
+      settings: settingsOrDefault(settings)
+    });
+  } catch (error) {
+    if (
+      error instanceof TeraxAPIError &&
+      error.reason === 'too_many_connections'
+    ) {
+      return error;
+    }
+  }
+  return null;
 }

@@ -8,6 +8,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import {
   getSession,
+  streamRefusal,
   streamURL,
   type IBlock,
   type ITerminalSession,
@@ -18,10 +19,12 @@ import { isServerMessage, type ServerMessage } from '../api/preview';
 import { TeraxAPIError } from '../api/request';
 
 /**
- * Where the stream connection is.
+ * Where the stream connection is. `refused`: the server turned the view
+ * away (too many views or connections, {@link TerminalSessionModel.refusal}
+ * says which); it does not retry until {@link TerminalSessionModel.connect}.
  */
 export type ConnectionStatus =
-  'idle' | 'connecting' | 'connected' | 'reconnecting' | 'ended';
+  'idle' | 'connecting' | 'connected' | 'reconnecting' | 'refused' | 'ended';
 
 /**
  * Why a session ended for this view.
@@ -30,11 +33,12 @@ export type EndReason = 'exit' | 'closed' | 'gone';
 
 /**
  * Output bytes, and whether they are the scrollback replay that follows an
- * attach.
+ * attach (it comes in several chunks; `last` marks its end, with no data).
  */
 export interface IOutputChunk {
   data: Uint8Array;
   replay: boolean;
+  last?: boolean;
 }
 
 const RETRY_DELAYS_MS = [250, 500, 1000, 2000, 4000, 8000];
@@ -93,6 +97,13 @@ export class TerminalSessionModel implements IDisposable {
 
   get status(): ConnectionStatus {
     return this._status;
+  }
+
+  /**
+   * Why the server refused this view (the `refused` status), for the user.
+   */
+  get refusal(): string {
+    return this._refusal;
   }
 
   /**
@@ -177,6 +188,8 @@ export class TerminalSessionModel implements IDisposable {
       return;
     }
     this._size = size;
+    this._attempt = 0;
+    this._refusal = '';
     this._open(false);
   }
 
@@ -253,14 +266,13 @@ export class TerminalSessionModel implements IDisposable {
       }
     };
     this._socket = socket;
+    this._wasAttached = false;
   }
 
   private _onMessage(event: MessageEvent): void {
     if (typeof event.data !== 'string') {
       const data = new Uint8Array(event.data as ArrayBuffer);
-      const replay = this._expectReplay;
-      this._expectReplay = false;
-      this._output.emit({ data, replay });
+      this._output.emit({ data, replay: this._replaying });
       return;
     }
     let message: unknown;
@@ -283,9 +295,9 @@ export class TerminalSessionModel implements IDisposable {
         this._session = { ...message.session };
         this._nonce = message.nonce;
         this._attempt = 0;
-        // The replay comes next when the session has anything to replay.
-        this._expectReplay =
-          message.session.blocks > 0 || message.session.alt_screen;
+        this._wasAttached = true;
+        // The replay comes next, in chunks, until `replayed`.
+        this._replaying = true;
         this._setStatus('connected', false);
         this._attached.emit(this._session);
         break;
@@ -316,6 +328,14 @@ export class TerminalSessionModel implements IDisposable {
       case 'renamed':
         session.name = message.name;
         break;
+      case 'replayed':
+        this._replaying = false;
+        this._output.emit({
+          data: new Uint8Array(0),
+          replay: true,
+          last: true
+        });
+        return;
       case 'notice':
       case 'notify':
         this._notice.emit(message.message);
@@ -358,6 +378,17 @@ export class TerminalSessionModel implements IDisposable {
         return;
       }
       this._session = { ...session };
+      if (!this._wasAttached) {
+        // The handshake failed, and a browser does not say why: ask the server.
+        const refusal = await streamRefusal(this.id, this._settings);
+        if (this._isDisposed || this._status !== 'reconnecting') {
+          return;
+        }
+        if (refusal) {
+          this._refuse(refusal.message);
+          return;
+        }
+      }
       this._open(true);
     } catch (error) {
       if (this._isDisposed || this._status !== 'reconnecting') {
@@ -369,6 +400,14 @@ export class TerminalSessionModel implements IDisposable {
         this._onClose();
       }
     }
+  }
+
+  private _refuse(message: string): void {
+    this._clearRetry();
+    this._refusal = message;
+    this._replaying = false;
+    this._setStatus('refused');
+    this._notice.emit(message);
   }
 
   private _end(reason: EndReason): void {
@@ -422,7 +461,9 @@ export class TerminalSessionModel implements IDisposable {
   private _status: ConnectionStatus = 'idle';
   private _socket: WebSocket | null = null;
   private _size = { columns: 80, rows: 24 };
-  private _expectReplay = false;
+  private _replaying = false;
+  private _wasAttached = false;
+  private _refusal = '';
   private _attempt = 0;
   private _retryTimer: ReturnType<typeof setTimeout> | null = null;
   private _isDisposed = false;

@@ -94,6 +94,7 @@ export class TerminalPane extends Widget {
     this._status = new Widget();
     this._status.addClass(CSS.status);
     this._status.node.setAttribute('role', 'status');
+    this._status.node.addEventListener('click', () => this._retryRefused());
 
     const font = this._services.config();
     this.input = new CommandInput({
@@ -541,6 +542,17 @@ export class TerminalPane extends Widget {
     }
   }
 
+  /**
+   * The server refused this view (too many views or connections): a click on
+   * the status line asks again.
+   */
+  private _retryRefused(): void {
+    const terminal = this._terminal;
+    if (this.model.status === 'refused' && terminal) {
+      this.model.connect({ columns: terminal.cols, rows: terminal.rows });
+    }
+  }
+
   private _disposeTerminal(): void {
     this._cancelFit();
     this._writer?.dispose();
@@ -614,9 +626,13 @@ export class TerminalPane extends Widget {
     }
     if (chunk.replay) {
       const blocks = this._blocks;
+      // The replay comes in chunks; the marks in it count as replayed until
+      // xterm has parsed the last one.
       writer.writeReplay(chunk.data, () => {
-        blocks?.endReplay();
-        terminal.scrollToBottom();
+        if (chunk.last) {
+          blocks?.endReplay();
+          terminal.scrollToBottom();
+        }
       });
     } else {
       writer.write(chunk.data);
@@ -681,6 +697,9 @@ export class TerminalPane extends Widget {
         model.status === 'connecting'
           ? trans.__('Connecting…')
           : trans.__('Reconnecting…');
+    } else if (model.status === 'refused') {
+      state = 'refused';
+      message = `${model.refusal} ${trans.__('Click here to try again.')}`;
     } else if (model.status === 'ended') {
       state = 'ended';
       message = model.exited

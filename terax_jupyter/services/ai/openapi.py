@@ -423,6 +423,13 @@ PATHS: dict[str, Any] = {
             "responses": {
                 "101": {"description": "Switching protocols."},
                 **errors("BadRequest", "Forbidden", "NotFound"),
+                "503": {
+                    "description": (
+                        "Refused, reason too_many_connections: the user has "
+                        "TeraxApp.max_websockets_per_user Terax WebSockets open already."
+                    ),
+                    "content": {"application/json": {"schema": ref("Error")}},
+                },
             },
         },
     },

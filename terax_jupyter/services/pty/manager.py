@@ -74,6 +74,11 @@ class PtyManager(LoggingConfigurable):
     client_cap = Int(
         4 * 1024 * 1024, help="Bytes a lagging view may hold before its output is skipped."
     ).tag(config=True)
+    max_clients_per_session = Int(
+        16,
+        help="Views (stream connections) one terminal may have at once; more are refused "
+        "with 503 too_many_connections (0: no limit).",
+    ).tag(config=True)
     coalesce_ms = Float(4.0, help="Milliseconds output is gathered into one frame.").tag(
         config=True
     )

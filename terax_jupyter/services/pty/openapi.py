@@ -247,8 +247,9 @@ PATHS = {
             "summary": "WebSocket: terminal output and input as binary frames, control as JSON.",
             "description": (
                 "Binary frames carry raw terminal bytes both ways (the scrollback replay "
-                "first). Text frames carry JSON: from the client resize, signal, input and "
-                "ack; from the server attached, block (start/end), prompt, input, cwd, title, "
+                "first, in chunks, then a replayed message). Text frames carry JSON: from the "
+                "client resize, signal, input and ack; from the server attached, replayed, "
+                "block (start/end), prompt, input, cwd, title, "
                 "alt_screen, agent, notify, notice, server (a dev server detected or gone), "
                 "renamed, exit, closed. Query: columns, "
                 "rows, and acks=1 (the client acknowledges the output bytes it has shown, "
@@ -259,6 +260,15 @@ PATHS = {
             "responses": {
                 "101": {"description": "Switching protocols."},
                 **errors("Forbidden", "NotFound"),
+                "503": {
+                    "description": (
+                        "Refused, reason too_many_connections: the terminal has "
+                        "PtyManager.max_clients_per_session views already, or the user "
+                        "TeraxApp.max_websockets_per_user Terax WebSockets. A plain GET of "
+                        "this address answers the same (browsers hide a handshake's answer)."
+                    ),
+                    "content": {"application/json": {"schema": ref("Error")}},
+                },
             },
         },
     },

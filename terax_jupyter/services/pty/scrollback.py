@@ -44,5 +44,25 @@ class Scrollback:
             self._chunks = deque([data])
         return data[begin - self.start : stop - self.start], begin
 
+    def slice(self, start: int, limit: int) -> tuple[bytes, int]:
+        """Up to ``limit`` bytes from ``start`` on (or from the first byte still held), and
+        the offset they begin at; unlike ``read``, the ring is not joined into one copy."""
+        begin = max(start, self.start)
+        if begin >= self.end or limit <= 0:
+            return b"", begin
+        pieces: list[bytes] = []
+        position, wanted = self.start, limit
+        for chunk in self._chunks:
+            chunk_end = position + len(chunk)
+            if chunk_end > begin:
+                offset = max(begin - position, 0)
+                piece = chunk[offset : offset + wanted]
+                pieces.append(piece)
+                wanted -= len(piece)
+                if wanted <= 0:
+                    break
+            position = chunk_end
+        return (pieces[0] if len(pieces) == 1 else b"".join(pieces)), begin
+
     def __len__(self) -> int:
         return self._size

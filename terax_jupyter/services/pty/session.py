@@ -10,6 +10,12 @@ program blocks on write as it would in a real terminal, until the client drains 
 ``low_water``. A client that stays behind while another keeps up stops pacing; past
 ``client_cap`` its output is skipped, and it gets an SGR reset and a notice when it
 catches up.
+
+A client that attaches gets the scrollback replayed from the ring itself, in chunks of
+``REPLAY_CHUNK``, each read only once the client's transport took the one before: a
+client costs the server a chunk or two however large the ring is and however slowly it
+reads. Output and control messages that arrive meanwhile wait in order behind the replay
+(counted against ``client_cap`` like any output in flight); ``replayed`` marks its end.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import contextlib
 import secrets
 import signal
 import time
+from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote
@@ -47,7 +54,9 @@ class PtyClient(Protocol):
     def send_output(self, data: bytes) -> asyncio.Future[Any] | None:
         """Send bytes; the future resolves once the transport took them (None: gone)."""
 
-    def send_control(self, message: dict[str, Any]) -> None: ...
+    def send_control(self, message: dict[str, Any]) -> asyncio.Future[Any] | None:
+        """Send a JSON message; a future that resolves once the transport took it, or None
+        (not tracked)."""
 
 
 @dataclass
@@ -60,8 +69,53 @@ class FlowLimits:
     lag_grace: float = 2.0
 
 
+# The scrollback goes to an attaching client in chunks of this size, read from the ring
+# one at a time: a replay never copies the whole ring, per client or at all.
+REPLAY_CHUNK = 64 * 1024
+# Replay chunks handed to a client's transport and not yet taken by it; the next one is
+# read only when one was taken. With the chunk size, what one attaching client can hold
+# of the server's memory, however slowly it reads.
+REPLAY_IN_FLIGHT = 2
+REPLAY_WINDOW = REPLAY_IN_FLIGHT * REPLAY_CHUNK
+# The longest device query (``ESC [ > 0 c``) less one: a chunk that ends on an ESC this
+# close to its end is cut before it, so that no query is split and escapes the filter.
+_QUERY_TAIL = 4
+# Control messages that may wait behind a replay, or sit unsent in a client's transport;
+# past that a client that does not read gets no more of them (it is skipped for output
+# too), so a program printing titles in a loop cannot fill the server's memory.
+MAX_QUEUED_CONTROLS = 1024
+# Frames and messages that may wait behind one client's replay (their bytes also count
+# against ``client_cap``); past it the client's output is skipped as for any laggard.
+MAX_BACKLOG = 4096
+
+
+class _Replay:
+    """Where an attaching client's scrollback replay stands, and what waits behind it."""
+
+    __slots__ = ("backlog", "end", "in_transport", "offset", "skip_line", "started", "suffix")
+
+    def __init__(self, offset: int, end: int, suffix: bytes, skip_line: bool) -> None:
+        self.offset = offset  # stream offset of the next byte to replay
+        self.end = end  # the replay stops here (where a full-screen program took over)
+        self.suffix = suffix
+        self.skip_line = skip_line  # the ring's first line may begin inside a sequence
+        self.started = False  # the SGR reset went out
+        self.in_transport = 0  # chunks handed to the transport and not yet taken
+        self.backlog: deque[bytes | dict[str, Any]] = deque()
+
+
 class _Attached:
-    __slots__ = ("acks", "behind_since", "client", "dropped", "dropping", "lagging", "pending")
+    __slots__ = (
+        "acks",
+        "behind_since",
+        "client",
+        "controls_unsent",
+        "dropped",
+        "dropping",
+        "lagging",
+        "pending",
+        "replay",
+    )
 
     def __init__(self, client: PtyClient, acks: bool = False) -> None:
         self.client = client
@@ -73,6 +127,8 @@ class _Attached:
         self.dropped = 0
         self.lagging = False
         self.behind_since: float | None = None
+        self.replay: _Replay | None = None
+        self.controls_unsent = 0
 
 
 DA1_REPLY = b"\x1b[?1;2c"
@@ -209,11 +265,11 @@ class PtySession:
         With ``acks`` the client's bytes count as in flight until it ``acknowledge``s them.
         """
         self._flush()
-        client.send_control({"type": "attached", "session": self.describe(), "nonce": self.nonce})
+        _quietly(client.send_control)(
+            {"type": "attached", "session": self.describe(), "nonce": self.nonce}
+        )
         attached = _Attached(client, acks)
-        replay = self._replay()
-        if replay:
-            self._send(attached, replay, capped=False)
+        attached.replay = self._plan_replay()
         self._attached.append(attached)
         if columns and rows:
             self.resize(columns, rows)
@@ -221,7 +277,8 @@ class PtySession:
             # A full-screen program is running: ask it to repaint instead of replaying it.
             self.process.signal_foreground(signal.SIGWINCH)
         if self.exited:
-            client.send_control({"type": "exit", "code": self.exit_code})
+            self._control(attached, {"type": "exit", "code": self.exit_code})
+        self._pump_replay(attached)
 
     def acknowledge(self, client: PtyClient, size: int) -> None:
         """An acknowledging client has processed ``size`` more bytes of output."""
@@ -230,6 +287,10 @@ class PtySession:
                 self._delivered(attached, min(size, attached.pending))
 
     def detach(self, client: PtyClient) -> None:
+        for attached in self._attached:
+            if attached.client is client:
+                # What waited behind its replay goes with it; its callbacks find it gone.
+                attached.replay = None
         self._attached = [a for a in self._attached if a.client is not client]
         self._apply_backpressure()
         self._maybe_finished()
@@ -238,16 +299,99 @@ class PtySession:
     def client_count(self) -> int:
         return len(self._attached)
 
-    def _replay(self) -> bytes:
-        end = self.alt_screen_offset if self.alt_screen else None
-        data, start = self.scrollback.read(None, end)
-        if start > 0 or self.scrollback.start > 0:
-            # The ring's first line may begin inside an escape sequence: start after it.
+    # -- the replay ------------------------------------------------------------------
+
+    def _plan_replay(self) -> _Replay:
+        """The scrollback as it stands; a full-screen program's output is not replayed."""
+        start = self.scrollback.start
+        end = self.alt_screen_offset if self.alt_screen else self.scrollback.end
+        suffix = b"\x1b[?1049h" if self.alt_screen else b""
+        # The ring's first line may begin inside an escape sequence: start after it.
+        return _Replay(start, max(start, end), suffix, skip_line=start > 0)
+
+    def _pump_replay(self, attached: _Attached) -> None:
+        """Send replay chunks while the client's transport keeps up; finish at the end."""
+        replay = attached.replay
+        while attached.replay is replay and replay is not None:
+            if replay.in_transport >= REPLAY_IN_FLIGHT:
+                return  # the next chunk is read when the transport took this one
+            chunk = self._next_replay_chunk(attached, replay)
+            if chunk is None:
+                self._finish_replay(attached, replay)
+                return
+            if chunk:
+                self._send_replay(attached, replay, chunk)
+
+    def _next_replay_chunk(self, attached: _Attached, replay: _Replay) -> bytes | None:
+        """The next bytes to replay (maybe none yet), or None when the replay is done."""
+        if replay.offset < self.scrollback.start:
+            # The ring moved on past what this client had still to see.
+            skipped = self.scrollback.start - replay.offset
+            replay.offset, replay.skip_line = self.scrollback.start, True
+            self._control(attached, _skipped_notice(skipped, "of the scrollback"))
+        if replay.offset >= replay.end:
+            return None
+        data, _ = self.scrollback.slice(
+            replay.offset, min(REPLAY_CHUNK, replay.end - replay.offset)
+        )
+        if not data:
+            return None
+        if replay.skip_line:
             newline = data.find(b"\n")
-            data = data[newline + 1 :] if newline != -1 else b""
-        if not data and not self.alt_screen:
+            if newline == -1:
+                replay.offset += len(data)
+                return b""
+            replay.offset += newline + 1
+            replay.skip_line = False
             return b""
-        return SGR_RESET + without_queries(data) + (b"\x1b[?1049h" if self.alt_screen else b"")
+        if replay.offset + len(data) < replay.end:
+            escape = data.rfind(b"\x1b", len(data) - _QUERY_TAIL)
+            if escape > 0:
+                data = data[:escape]
+        replay.offset += len(data)
+        return without_queries(data)
+
+    def _send_replay(self, attached: _Attached, replay: _Replay, data: bytes) -> None:
+        if not replay.started:
+            replay.started = True
+            data = SGR_RESET + data
+        future = self._transport(attached, data)
+        if future is None:
+            return
+        size = len(data)
+        replay.in_transport += 1
+        attached.pending += size
+        future.add_done_callback(
+            lambda f, a=attached, r=replay, n=size: self._replay_sent(f, a, r, n)
+        )
+
+    def _replay_sent(
+        self, future: asyncio.Future[Any], attached: _Attached, replay: _Replay, size: int
+    ) -> None:
+        _retrieve(future)
+        replay.in_transport -= 1
+        if not attached.acks:
+            self._delivered(attached, size)
+        if attached.replay is replay and attached in self._attached:
+            self._pump_replay(attached)
+
+    def _finish_replay(self, attached: _Attached, replay: _Replay) -> None:
+        """The replay is out: what waited behind it follows, in the order it came."""
+        if replay.suffix:
+            self._send_replay(attached, replay, replay.suffix)
+        attached.replay = None
+        if attached not in self._attached:
+            return
+        backlog, replay.backlog = replay.backlog, deque()
+        with contextlib.suppress(Exception):
+            _quietly(attached.client.send_control)({"type": "replayed"})
+        while backlog and attached in self._attached:
+            item = backlog.popleft()
+            if isinstance(item, bytes):
+                self._transmit(attached, item, counted=True)
+            else:
+                self._control(attached, item)
+        self._apply_backpressure()
 
     # -- input -----------------------------------------------------------------------
 
@@ -341,17 +485,64 @@ class PtySession:
             attached.dropping = True
             attached.dropped += len(data)
             return
+        if attached.replay is not None:
+            if len(attached.replay.backlog) >= MAX_BACKLOG:
+                # Many small frames: their count, not only their bytes, is bounded.
+                attached.dropping = True
+                attached.dropped += len(data)
+                return
+            # Behind the replay: the same bytes object every client got, not a copy.
+            attached.replay.backlog.append(data)
+            attached.pending += len(data)
+            return
+        self._transmit(attached, data)
+
+    def _transmit(self, attached: _Attached, data: bytes, *, counted: bool = False) -> None:
+        """Hand output to the client; its bytes count as in flight until taken (or acked)."""
+        future = self._transport(attached, data)
+        if future is None:
+            return
+        size = len(data)
+        if not counted:
+            attached.pending += size
+        if not attached.acks:
+            future.add_done_callback(lambda f, a=attached, n=size: self._taken(f, a, n))
+        else:
+            future.add_done_callback(_retrieve)
+
+    def _transport(self, attached: _Attached, data: bytes) -> asyncio.Future[Any] | None:
+        """``send_output``, or None after dropping a client that is gone."""
         try:
             future = attached.client.send_output(data)
         except Exception:
             future = None
         if future is None:
+            attached.replay = None
             self._attached = [a for a in self._attached if a is not attached]
+        return future
+
+    def _taken(self, future: asyncio.Future[Any], attached: _Attached, size: int) -> None:
+        _retrieve(future)
+        self._delivered(attached, size)
+
+    def _control(self, attached: _Attached, message: dict[str, Any]) -> None:
+        """A control message, in order with the output: behind a replay if one runs."""
+        replay = attached.replay
+        if replay is not None:
+            if len(replay.backlog) < MAX_BACKLOG:
+                replay.backlog.append(message)
             return
-        size = len(data)
-        attached.pending += size
-        if not attached.acks:
-            future.add_done_callback(lambda _, a=attached, n=size: self._delivered(a, n))
+        if attached.controls_unsent >= MAX_QUEUED_CONTROLS:
+            return  # a client that has not read its last thousand messages
+        future = attached.client.send_control(message)
+        if future is not None:
+            attached.controls_unsent += 1
+            future.add_done_callback(lambda f, a=attached: self._control_sent(f, a))
+
+    @staticmethod
+    def _control_sent(future: asyncio.Future[Any], attached: _Attached) -> None:
+        _retrieve(future)
+        attached.controls_unsent -= 1
 
     def _delivered(self, attached: _Attached, size: int) -> None:
         attached.pending -= size
@@ -359,14 +550,7 @@ class PtySession:
             attached.dropping = False
             skipped, attached.dropped = attached.dropped, 0
             self._send(attached, SGR_RESET)
-            attached.client.send_control(
-                {
-                    "type": "notice",
-                    "kind": "skipped",
-                    "bytes": skipped,
-                    "message": f"{skipped} bytes of output were skipped: this view fell behind.",
-                }
-            )
+            self._control(attached, _skipped_notice(skipped, "of output"))
         self._apply_backpressure()
 
     def _apply_backpressure(self) -> None:
@@ -495,7 +679,7 @@ class PtySession:
         self._flush()
         for attached in list(self._attached):
             with contextlib.suppress(Exception):
-                attached.client.send_control(message)
+                self._control(attached, message)
 
     # -- waiting for a command (notebooks, tests) -----------------------------------
 
@@ -568,3 +752,31 @@ class PtySession:
 
 def new_nonce() -> str:
     return secrets.token_hex(8)
+
+
+def _skipped_notice(skipped: int, what: str) -> dict[str, Any]:
+    return {
+        "type": "notice",
+        "kind": "skipped",
+        "bytes": skipped,
+        "message": f"{skipped} bytes {what} were skipped: this view fell behind.",
+    }
+
+
+def _quietly(
+    send: Callable[[dict[str, Any]], asyncio.Future[Any] | None],
+) -> Callable[[dict[str, Any]], None]:
+    """``send``, with the error of the future it returns (a closed socket) marked as seen."""
+
+    def call(message: dict[str, Any]) -> None:
+        future = send(message)
+        if future is not None:
+            future.add_done_callback(_retrieve)
+
+    return call
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    """Mark a transport future's error as seen: a closed socket is not worth a log line."""
+    if not future.cancelled():
+        future.exception()

@@ -14,7 +14,7 @@ from tornado import web
 from tornado.websocket import WebSocketClosedError
 
 from terax_jupyter.base import TeraxWebSocketHandler
-from terax_jupyter.exceptions import NotFound
+from terax_jupyter.exceptions import NotFound, Unavailable
 
 if TYPE_CHECKING:
     from terax_jupyter.services.pty.session import PtySession
@@ -43,12 +43,15 @@ class PtyStreamWebSocket(TeraxWebSocketHandler):
     connected with ``?acks=1``: the output bytes it has shown since its last ack. Such a
     client's unacknowledged bytes are what paces the program (a browser reads its socket
     eagerly, so without acks megabytes can sit in its queue when Ctrl-C is pressed).
-    server -> client: binary frames are terminal output (the scrollback replay first);
-    text frames are JSON: ``attached`` (session, nonce), ``block`` (start/end with command,
-    cwd, exit code, times), ``prompt``, ``input``, ``cwd``, ``title``, ``alt_screen``,
-    ``agent``, ``notify``, ``notice`` (output skipped), ``server`` (a dev server detected or
-    gone: the web preview), ``size`` (the terminal was resized, by any view), ``renamed``,
-    ``exit``, ``closed``.
+    server -> client: binary frames are terminal output (the scrollback replay first, in
+    chunks, ended by ``replayed``); text frames are JSON: ``attached`` (session, nonce),
+    ``replayed`` (the frames before it were the replay, later ones are live), ``block``
+    (start/end with command, cwd, exit code, times), ``prompt``, ``input``, ``cwd``,
+    ``title``, ``alt_screen``, ``agent``, ``notify``, ``notice`` (output skipped),
+    ``server`` (a dev server detected or gone: the web preview), ``size`` (the terminal was
+    resized, by any view), ``renamed``, ``exit``, ``closed``.
+    A terminal shown in ``PtyManager.max_clients_per_session`` views already refuses the
+    handshake with 503 ``too_many_connections`` (so does a user over the per-user cap).
     """
 
     auth_resource = "terax.pty"
@@ -60,9 +63,19 @@ class PtyStreamWebSocket(TeraxWebSocketHandler):
     async def get(self, session_id: str) -> None:
         await self.authorize_execute()
         try:
-            self.session = self.terax.pty.get(session_id)
+            session = self.terax.pty.get(session_id)
         except NotFound as error:
             raise web.HTTPError(404, error.message) from None
+        limit = self.terax.pty.max_clients_per_session
+        # No await between this check and the attach in open(): the count cannot go stale.
+        if limit > 0 and session.client_count >= limit:
+            raise Unavailable(
+                f"This terminal is already shown in {session.client_count} views, the most "
+                f"one terminal may have at once. Close one of them, or ask the administrator "
+                f"to raise PtyManager.max_clients_per_session.",
+                reason="too_many_connections",
+            )
+        self.session = session
         await super().get(session_id)
 
     def open(self, session_id: str) -> None:  # type: ignore[override]
@@ -120,9 +133,11 @@ class PtyStreamWebSocket(TeraxWebSocketHandler):
         except WebSocketClosedError:
             return None
 
-    def send_control(self, message: dict[str, Any]) -> None:
-        with contextlib.suppress(WebSocketClosedError):
-            self.write_message(json.dumps(message))
+    def send_control(self, message: dict[str, Any]) -> asyncio.Future[Any] | None:
+        try:
+            return self.write_message(json.dumps(message))  # type: ignore[return-value]
+        except WebSocketClosedError:
+            return None
 
 
 def _is_int(value: object) -> bool:

@@ -49,6 +49,9 @@ class Recorder:
         self.output = bytearray()
         self.frames: list[bytes] = []
         self.controls: list[dict[str, Any]] = []
+        # The scrollback replay of the last attach, once its ``replayed`` mark came.
+        self.replay: bytes | None = None
+        self._attach_frame = 0
         self._held: list[tuple[asyncio.Future[None], bytes]] | None = None
 
     def send_output(self, data: bytes) -> asyncio.Future[None]:
@@ -61,6 +64,16 @@ class Recorder:
 
     def send_control(self, message: dict[str, Any]) -> None:
         self.controls.append(message)
+        if message.get("type") == "attached":
+            self.replay, self._attach_frame = None, len(self.frames)
+        elif message.get("type") == "replayed":
+            self.replay = b"".join(self.frames[self._attach_frame :])
+
+    async def replayed(self, timeout: float = 10.0) -> bytes:
+        """The replay of the last attach, once it is complete."""
+        await wait_for(lambda: self.replay is not None, timeout, "the replay")
+        assert self.replay is not None
+        return self.replay
 
     def hold(self) -> None:
         if self._held is None:

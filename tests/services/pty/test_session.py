@@ -358,7 +358,7 @@ async def test_output_made_while_nobody_watched_is_replayed(manager: PtyManager)
     session.attach(second, 100, 30)
     assert second.controls[0]["type"] == "attached"
     assert second.controls[0]["nonce"] == session.nonce
-    replay = second.frames[0]
+    replay = await second.replayed()
     assert replay.startswith(SGR_RESET)
     assert b"red-while-away" in replay
     assert b"asked" in replay
@@ -377,7 +377,7 @@ async def test_replay_of_a_wrapped_ring_starts_on_a_line(
     await manager.run(session.id, "printf '\\033[1;31m%0100d\\n' $(seq 1 100)", timeout=10)
     client = Recorder()
     session.attach(client)
-    replay = client.frames[0]
+    replay = await client.replayed()
     ring = session.scrollback.read()[0]
     assert replay.startswith(SGR_RESET)
     # It begins just after the ring's first newline, so no cut escape sequence shows.
@@ -402,7 +402,7 @@ async def test_alternate_screen_is_not_replayed_but_repainted(
     assert session.alt_screen
     client = Recorder()
     session.attach(client)
-    replay = client.frames[0]
+    replay = await client.replayed()
     assert replay.startswith(SGR_RESET)
     assert replay.endswith(b"before-screen\r\n\x1b[?1049h")
     assert b"SECRET-SCREEN" not in replay
