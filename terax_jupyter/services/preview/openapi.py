@@ -60,6 +60,10 @@ _PROXY_ERRORS = {
     "502": _proxy_error(
         "Nothing listens on the port (nothing_listening), or the server failed to answer."
     ),
+    "503": _proxy_error(
+        "A WebSocket upgrade past the user's connections (too_many_connections): the message "
+        "names TeraxApp.max_websockets_per_user."
+    ),
     "504": _proxy_error("The server accepted the connection but did not answer in time."),
 }
 

@@ -309,6 +309,11 @@ class ProxyHandler(ProxyMixin, JupyterHandler):  # type: ignore[misc]
         )
         if self.capability is not None and self.request.headers.get("Origin") == "null":
             passed += cors_headers(upstream)
+        if "Cache-Control" not in upstream and self._is_frame_navigation():
+            # The tab cannot reload its sandboxed frame (another origin to it): it loads the
+            # address again, which a browser may answer from its heuristic cache. A page the
+            # dev server did not say how to cache is asked for again each time.
+            passed.append(("Cache-Control", "no-cache"))
         for name, value in passed:
             lower = name.lower()
             # The sandbox policy stays beside the dev server's own policy (both apply).
@@ -318,6 +323,10 @@ class ProxyHandler(ProxyMixin, JupyterHandler):  # type: ignore[misc]
             self.add_header(name, value)
         self._committed = True
         self.record_navigation(start.code)
+
+    def _is_frame_navigation(self) -> bool:
+        headers = self.request.headers
+        return self.is_navigation() and headers.get("Sec-Fetch-Dest") in ("iframe", "frame")
 
     def _on_chunk(self, chunk: bytes) -> asyncio.Future[None] | None:
         if self._finished or not chunk:

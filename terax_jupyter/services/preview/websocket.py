@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from http.client import responses
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from jupyter_server.auth.decorator import allow_unauthenticated, ws_authenticated
@@ -173,6 +174,9 @@ class CapabilityProxyWebSocket(ProxyWebSocket):
     @capability_required
     async def get(self, port: str, capability: str, path: str) -> None:  # type: ignore[override]
         target = self.proxy_target(port)
+        # It counts against the allowance of whoever asked for the capability.
+        assert self.capability is not None
+        self._take_slot(SimpleNamespace(username=self.capability.user))
         origin = self.get_origin()
         if origin is not None and not self.check_origin(origin):
             raise web.HTTPError(403, "Cross-origin WebSocket to the preview refused.")

@@ -124,6 +124,7 @@ class Compressed(_Base):
 class Cached(_Base):
     def get(self) -> None:
         self.set_header("ETag", '"v1"')
+        self.set_header("Cache-Control", "max-age=60")
         if self.request.headers.get("If-None-Match") == '"v1"':
             self.set_status(304)
             return

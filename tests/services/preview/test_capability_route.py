@@ -279,3 +279,36 @@ async def test_a_dev_server_that_serves_under_the_prefix_is_asked_for_whole_path
     assert (answer.code, answer.headers["Location"]) == (302, prefix)
     after = await capability_fetch(prefix, "src/main.js?v=1")
     assert json.loads(after.body)["uri"] == f"{prefix}src/main.js?v=1"
+
+
+@pytest.mark.parametrize("terax_config", [{"TeraxApp": {"max_websockets_per_user": 2}}])
+async def test_hot_reload_sockets_count_against_the_users_connections(
+    capability: Callable[[int], Awaitable[str]], upstream: Upstream, jp_http_port: int
+) -> None:
+    prefix = await capability(upstream.port)
+    url = f"ws://127.0.0.1:{jp_http_port}{prefix}ws"
+    opened = [
+        await websocket_connect(HTTPRequest(url, headers={"Origin": "null"})) for _ in range(2)
+    ]
+    with pytest.raises(HTTPClientError) as caught:
+        await websocket_connect(HTTPRequest(url, headers={"Origin": "null"}))
+    assert caught.value.code == 503
+    assert error_of(caught.value)["reason"] == "too_many_connections"
+    for socket in opened:
+        socket.close()
+
+
+async def test_a_framed_page_the_dev_server_did_not_say_how_to_cache_is_revalidated(
+    capability: Callable[[int], Awaitable[str]], capability_fetch: Fetch, upstream: Upstream
+) -> None:
+    """The tab's Reload loads the address again (it cannot script its sandboxed frame): a
+    heuristic cache must not answer it with the page from before the edit."""
+    prefix = await capability(upstream.port)
+    frame = {"Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "iframe"}
+    page = await capability_fetch(prefix, "index.html", headers=frame)
+    assert page.headers["Cache-Control"] == "no-cache"
+    # The dev server's own caching stands, and subresources are left alone.
+    cached = await capability_fetch(prefix, "cached", headers=frame)
+    assert cached.headers.get_list("Cache-Control") == ["max-age=60"]
+    script = await capability_fetch(prefix, "main.js", headers={"Sec-Fetch-Dest": "script"})
+    assert "Cache-Control" not in script.headers
