@@ -24,6 +24,7 @@ import {
   type IRemoteMedia,
   type MediaKind,
   planElement,
+  resolveAgainst,
   type Resolve,
   resourceVerdict
 } from '../common/remoteguard';
@@ -55,20 +56,7 @@ export function currentPage(): IPage {
 /**
  * The browser's own resolution of a URL against the page.
  */
-export const resolveUrl: Resolve = raw => {
-  try {
-    const url = new URL(raw, document.baseURI);
-    return {
-      href: url.href,
-      protocol: url.protocol,
-      origin: url.origin,
-      host: url.host,
-      pathname: url.pathname
-    };
-  } catch {
-    return null;
-  }
-};
+export const resolveUrl: Resolve = raw => resolveAgainst(document.baseURI)(raw);
 
 /**
  * How {@link guard} treats remote media.
