@@ -43,13 +43,14 @@ export const REMOTE_CSS = {
 const KINDS: readonly MediaKind[] = ['image', 'video', 'audio'];
 
 /**
- * The page's origin and the paths on it that are not Lab's own.
+ * The page's origin and the paths on it that may load unasked: the user's
+ * own files (`<base>files/`).
  */
 export function currentPage(): IPage {
   const base = new URL(PageConfig.getBaseUrl(), window.location.href);
   return {
     origin: window.location.origin,
-    blockedPaths: [URLExt.join(base.pathname, 'terax/proxy/')]
+    loadablePaths: [URLExt.join(base.pathname, 'files/')]
   };
 }
 

@@ -16,7 +16,7 @@ import {
 const BASE = 'http://127.0.0.1:8888/user/alice/lab/tree';
 const PAGE: IPage = {
   origin: 'http://127.0.0.1:8888',
-  blockedPaths: ['/user/alice/terax/proxy/']
+  loadablePaths: ['/user/alice/files/']
 };
 
 /** The browser's resolution, from Node's WHATWG URL. */
@@ -25,12 +25,33 @@ const resolve: Resolve = resolveAgainst(BASE);
 const verdict = (url: string) => resourceVerdict(url, resolve, PAGE);
 
 describe('resourceVerdict', () => {
-  it('loads data:, the page blob: and same-origin resources', () => {
+  it("loads data:, the page's blob: and the user's own files", () => {
     expect(verdict('data:image/png;base64,iVBORw0KGgo=')).toBe('load');
     expect(verdict('blob:http://127.0.0.1:8888/5c1e')).toBe('load');
     expect(verdict('/user/alice/files/plot.png')).toBe('load');
-    expect(verdict('plot.png')).toBe('load');
-    expect(verdict('http://127.0.0.1:8888/static/x.png')).toBe('load');
+    expect(verdict('../files/out/plot.png')).toBe('load');
+    expect(verdict('http://127.0.0.1:8888/user/alice/files/x.png')).toBe(
+      'load'
+    );
+  });
+
+  it('makes the rest of the origin a click: it is not all Lab', () => {
+    for (const url of [
+      // login redirects anywhere on the origin, the preview proxy among it
+      '/user/alice/login?next=%2Fuser%2Falice%2Fterax%2Fproxy%2F5173~cap%2Fx',
+      '/user/alice/logout',
+      '/hub/login?next=/x',
+      '/user/bob/files/x.png', // another user of the same hub
+      '/user/bob/terax/proxy/5173~cap/x.png',
+      'plot.png', // Lab's page, not a file
+      'http://127.0.0.1:8888/static/x.png',
+      '/user/alice/files/../login?next=/x',
+      '/user/alice/files/%2e%2e/login?next=/x',
+      '/user/alice/files%2f..%2flogin?next=/x',
+      '/user/alice/files/..%2flogin?next=/x'
+    ]) {
+      expect(verdict(url), url).toBe('remote');
+    }
   });
 
   it('makes every other origin a click', () => {

@@ -53,10 +53,12 @@ export interface IPage {
   /** `location.origin`. */
   origin: string;
   /**
-   * Same-origin paths that still must not load unasked (the preview proxy
-   * serves other programs' pages on Lab's origin), ending with `/`.
+   * The same-origin paths that may load unasked, ending with `/`: only the
+   * user's own files. The rest of the origin is not all Lab's own: the
+   * preview proxy serves other programs' pages there, `login?next=` can
+   * redirect anywhere on it, and on a hub other users' servers share it.
    */
-  blockedPaths: readonly string[];
+  loadablePaths: readonly string[];
 }
 
 /**
@@ -87,7 +89,7 @@ export function resourceVerdict(
       return url.origin === page.origin ? 'load' : 'drop';
     case 'http:':
     case 'https:':
-      return url.origin === page.origin && !isBlocked(url.pathname, page)
+      return url.origin === page.origin && isLoadable(url.pathname, page)
         ? 'load'
         : 'remote';
     default:
@@ -95,16 +97,20 @@ export function resourceVerdict(
   }
 }
 
-function isBlocked(pathname: string, page: IPage): boolean {
+function isLoadable(pathname: string, page: IPage): boolean {
   let decoded = pathname;
   try {
     decoded = decodeURIComponent(pathname);
   } catch {
     // Not valid percent-encoding: the raw path is what is checked.
   }
+  // Both spellings must be under an allowed path: a server may read the
+  // decoded one (`files%2f..%2flogin`).
   const forms = [pathname, decoded].map(p => p.replace(/\/{2,}/g, '/'));
-  return page.blockedPaths.some(prefix =>
-    forms.some(form => form.toLowerCase().startsWith(prefix.toLowerCase()))
+  return forms.every(
+    form =>
+      !/(^|\/)\.\.?(\/|$)/.test(form) &&
+      page.loadablePaths.some(prefix => form.startsWith(prefix))
   );
 }
 

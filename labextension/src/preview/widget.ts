@@ -133,10 +133,8 @@ export class PreviewPanel extends Widget {
     frame.className = CSS.frame;
     frame.title = this._trans.__('Preview of %1', this.model.address);
     frame.setAttribute('sandbox', external ? EXTERNAL_SANDBOX : LOCAL_SANDBOX);
-    if (external) {
-      // The page learns nothing of Jupyter's address (it may name the user).
-      frame.referrerPolicy = 'no-referrer';
-    }
+    // The page learns nothing of Lab's address (it names the user, the notebook open).
+    frame.referrerPolicy = 'no-referrer';
     frame.addEventListener('load', () => this._loaded());
     frame.src = navigation.src;
     this._body.insertBefore(frame, this._error);

@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 
     from tornado.httputil import HTTPHeaders
 
+# Cookies of Jupyter and JupyterHub on the same host, whichever server set them (another
+# Jupyter's "username-<host>-<port>", a hub's "jupyterhub-user-<name>", "jupyterhub-session-id"):
+# none is the dev server's to see.
+JUPYTER_COOKIE_PREFIXES = ("_xsrf", "username-", "jupyterhub-")
 # Set by the client library from the request itself.
 _REQUEST_OWN = frozenset({"host", "content-length", "expect"})
 _WEBSOCKET_OWN = frozenset(
@@ -54,8 +58,6 @@ SANDBOX_POLICY = (
 _LEAKY_REFERRER = frozenset({"unsafe-url", "no-referrer-when-downgrade"})
 _LOOPBACK_NAMES = frozenset({"localhost", "0.0.0.0", "::1", "::"})  # noqa: S104 (names, not binds)
 _FRAME_ANCESTORS = re.compile(r"(^|;)\s*frame-ancestors[^;]*", re.IGNORECASE)
-_COOKIE_PATH = re.compile(r";\s*path\s*=\s*([^;]*)", re.IGNORECASE)
-_COOKIE_DOMAIN = re.compile(r";\s*domain\s*=\s*[^;]*", re.IGNORECASE)
 
 
 def _connection_listed(headers: HTTPHeaders) -> set[str]:
@@ -113,7 +115,7 @@ def _without_cookies(header: str, names: set[str]) -> str:
     kept = []
     for part in header.split(";"):
         name = part.split("=", 1)[0].strip()
-        if name and name not in names:
+        if name and name not in names and not name.lower().startswith(JUPYTER_COOKIE_PREFIXES):
             kept.append(part.strip())
     return "; ".join(kept)
 
@@ -139,9 +141,16 @@ def _upstream_referer(value: str, own_host: str, prefix: str, upstream_origin: s
 
 
 def response_headers(
-    upstream: HTTPHeaders, *, port: int, prefix: str, keep_length: bool
+    upstream: HTTPHeaders,
+    *,
+    port: int,
+    prefix: str,
+    keep_length: bool,
+    own_host: str = "",
+    request_path: str = "",
 ) -> list[tuple[str, str]]:
-    """The headers to send the browser (``Content-Length`` only with ``keep_length``)."""
+    """The headers to send the browser (``Content-Length`` only with ``keep_length``);
+    ``own_host`` and ``request_path`` are the Host and path the browser asked Jupyter."""
     skipped = HOP_BY_HOP | _RESPONSE_DROPPED | _connection_listed(upstream)
     result: list[tuple[str, str]] = []
     for name, value in upstream.get_all():
@@ -149,7 +158,9 @@ def response_headers(
         if lower in skipped:
             continue
         if lower in ("location", "content-location"):
-            value = rewrite_location(value, port=port, prefix=prefix)
+            value = rewrite_location(
+                value, port=port, prefix=prefix, own_host=own_host, request_path=request_path
+            )
         elif lower == "set-cookie":
             value = rewrite_cookie(value, prefix=prefix)
         elif lower in ("content-security-policy", "content-security-policy-report-only"):
@@ -213,32 +224,111 @@ def _narrowed_referrer_policy(value: str) -> str:
     return value
 
 
-def rewrite_location(value: str, *, port: int, prefix: str) -> str:
-    """A redirect to the dev server's own origin, or to a path of it, stays under ``prefix``
-    (a path already under it is the dev server's own, which knows where it is served)."""
-    if value.startswith("/") and not value.startswith("//"):
-        if _under(value, prefix):
-            return value
-        return prefix + value
+def rewrite_location(
+    value: str, *, port: int, prefix: str, own_host: str = "", request_path: str = ""
+) -> str:
+    """Where a redirect may send the browser: a place of the dev server stays under
+    ``prefix``, and so does anything on Jupyter's own host (``own_host``), however it is
+    spelt: a root path, ``../../lab``, ``//<own host>/...``, a backslash, ``%2e%2e``. (A
+    redirect out of the prefix would lead the preview's frame to Jupyter's pages, or to
+    another port's preview, as a navigation of Lab's own.) Other hosts are left alone.
+    ``request_path`` is the path the redirect answers, to resolve relative ones against.
+    """
+    # As a browser reads an http(s) URL: tabs and newlines removed, a backslash a slash.
+    text = _TAB_OR_NEWLINE.sub("", value).replace("\\", "/")
+    if text.startswith("#"):
+        return value
+    target = _resolve(text, request_path or prefix + "/")
+    if target is None:
+        return value
+    authority, path, rest = target
+    if authority is not None and not (
+        _same_authority(authority, own_host) or _is_dev_server(authority, port)
+    ):
+        return value  # another site
+    if _under(path, prefix):
+        # Already under the prefix: a relative reference stays as written.
+        return value if authority is None and not text.startswith("/") else path + rest
+    return prefix + path + rest
+
+
+_TAB_OR_NEWLINE = re.compile(r"[\t\n\r]")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def _resolve(reference: str, base_path: str) -> tuple[str | None, str, str] | None:
+    """``reference`` resolved against a page at ``base_path`` on this host: its authority
+    (None for this host), its path without dot segments, and its query and fragment."""
+    authority: str | None = None
+    if _SCHEME.match(reference):
+        try:
+            parts = urlsplit(reference)
+        except ValueError:
+            return None
+        if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+            return None  # javascript:, mailto: ...: not a place on a host
+        authority, path = parts.netloc, parts.path or "/"
+        rest = (f"?{parts.query}" if parts.query else "") + (
+            f"#{parts.fragment}" if parts.fragment else ""
+        )
+        return authority, _without_dots(path), rest
+    if reference.startswith("//"):
+        authority, _, remainder = reference[2:].partition("/")
+        reference = "/" + remainder
+    cut = len(reference)
+    for mark in ("?", "#"):
+        index = reference.find(mark)
+        if index != -1:
+            cut = min(cut, index)
+    path, rest = reference[:cut], reference[cut:]
+    if authority is None and not path.startswith("/"):
+        directory = base_path.rsplit("/", 1)[0] + "/"
+        path = directory + path if path else base_path
+    return authority, _without_dots(path or "/"), rest
+
+
+def _without_dots(path: str) -> str:
+    """Dot segments removed as a browser removes them (``%2e`` is a dot there too)."""
+    out: list[str] = []
+    segments = path.split("/")
+    for index, segment in enumerate(segments[1:], start=1):
+        dots = segment.lower().replace("%2e", ".")
+        last = index == len(segments) - 1
+        if dots == "..":
+            if len(out) > 0:
+                out.pop()
+            if last:
+                out.append("")
+        elif dots == ".":
+            if last:
+                out.append("")
+        else:
+            out.append(segment)
+    return "/" + "/".join(out)
+
+
+def _same_authority(authority: str, own_host: str) -> bool:
+    if not own_host:
+        return False
+    return _plain_authority(authority) == _plain_authority(own_host)
+
+
+def _plain_authority(authority: str) -> str:
+    host = authority.rsplit("@", 1)[-1].lower()
+    for default in (":80", ":443"):
+        if host.endswith(default):
+            return host[: -len(default)]
+    return host
+
+
+def _is_dev_server(authority: str, port: int) -> bool:
     try:
-        parts = urlsplit(value)
+        parts = urlsplit(f"//{authority}")
         target_port = parts.port
     except ValueError:
-        return value
-    if parts.scheme not in ("http", "https", "") or not parts.netloc:
-        return value
-    if (parts.hostname or "").lower() not in _LOOPBACK_NAMES and not _is_loopback_v4(
-        parts.hostname or ""
-    ):
-        return value
-    if target_port != port:
-        return value
-    rebuilt = parts.path if _under(parts.path, prefix) else prefix + (parts.path or "/")
-    if parts.query:
-        rebuilt += "?" + parts.query
-    if parts.fragment:
-        rebuilt += "#" + parts.fragment
-    return rebuilt
+        return False
+    host = (parts.hostname or "").lower()
+    return target_port == port and (host in _LOOPBACK_NAMES or _is_loopback_v4(host))
 
 
 def _under(path: str, prefix: str) -> bool:
@@ -256,17 +346,32 @@ def _is_loopback_v4(host: str) -> bool:
 
 
 def rewrite_cookie(value: str, *, prefix: str) -> str:
-    """Scope a cookie to the proxy prefix (its path inside it), never to another domain."""
-    value = _COOKIE_DOMAIN.sub("", value)
-    match = _COOKIE_PATH.search(value)
-    if match is None:
-        return value  # the default path is the request's folder: under the prefix already
-    path = match.group(1).strip() or "/"
+    """Scope a cookie to the proxy prefix (its path inside it), never to another domain.
+
+    Read as a browser reads it: every attribute after the first ``;``, names without case or
+    spaces, the last ``Path`` the one that counts. Every ``Domain`` and ``Path`` goes and one
+    ``Path`` is added (a second ``Path=/`` must not put a cookie on Jupyter's whole host; a
+    cookie without one would get its request's folder, which for the bare prefix is above it).
+    """
+    head, *attributes = value.split(";")
+    kept: list[str] = []
+    path = ""
+    for attribute in attributes:
+        name, _, attribute_value = attribute.partition("=")
+        key = name.strip().lower()
+        if key == "domain":
+            continue
+        if key == "path":
+            path = attribute_value.strip()
+            continue
+        if attribute.strip():
+            kept.append(attribute.strip())
+    path = path or "/"
     if not path.startswith("/"):
         path = "/" + path
     if not _under(path, prefix):
         path = prefix + path
-    return value[: match.start()] + f"; Path={path}" + value[match.end() :]
+    return "; ".join([head.strip(), *kept, f"Path={path}"])
 
 
 def _frame_ancestors_self(policy: str) -> str:

@@ -7,9 +7,12 @@ it the listener's owner, so there is no window between a check and the use (a li
 changes hands in between is seen as it is).
 
 Linux asks the kernel for that one socket (``NETLINK_SOCK_DIAG``, an exact 4-tuple lookup, a
-few microseconds) and falls back to ``/proc/net/tcp{,6}`` where netlink is unavailable. Other
-systems ask psutil; a socket whose process it cannot see (another user's, where listing other
-users' sockets needs root) counts as not ours.
+few microseconds). Only a full, established socket's answer counts: a listener with
+``TCP_DEFER_ACCEPT`` keeps a connection as a request until data arrives, and the kernel
+reports such a request as root's. Then (and where netlink is unavailable) ``/proc/net/tcp{,6}``
+names the owner of the request and of every listener that could have taken it; it must be
+one owner. Other systems ask psutil; a socket whose process it cannot see (another user's,
+where listing other users' sockets needs root) counts as not ours.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ _NO_COOKIE = 0xFFFFFFFF
 _HEADER = struct.Struct("=IHHII")  # nlmsghdr: len, type, flags, seq, pid
 _REQUEST = struct.Struct("=BBBBI")  # inet_diag_req_v2: family, protocol, ext, pad, states
 _MESSAGE = struct.Struct("=BBBB48sIIIII")  # inet_diag_msg: ..., id, expires, rq, wq, uid, inode
+TCP_ESTABLISHED = 1
+_LISTEN = "0A"  # TCP_LISTEN as /proc/net/tcp prints it
 
 
 def own_uid() -> int | None:
@@ -52,7 +57,8 @@ def peer_uid(connected: socket.socket) -> int | None:
                 uid = _diag_uid(family, (src, source[1]), (dst, destination[1]))
                 if uid is not None:
                     return uid
-        return _proc_uid(source, destination)
+        owners = {_proc_uid(source, destination), *_listener_uids(source)} - {None}
+        return owners.pop() if len(owners) == 1 else None
     return _psutil_uid(source, destination)
 
 
@@ -86,7 +92,10 @@ def _diag_uid(family: int, source: tuple[str, int], destination: tuple[str, int]
     if len(reply) < _HEADER.size + _MESSAGE.size:
         return None
     fields = _MESSAGE.unpack_from(reply, _HEADER.size)
-    return int(fields[8])
+    state, uid, inode = fields[1], fields[8], fields[9]
+    if state != TCP_ESTABLISHED or inode == 0:
+        return None  # a request a deferring listener has not accepted: not its owner's uid
+    return int(uid)
 
 
 def _proc_uid(source: tuple[str, int], destination: tuple[str, int]) -> int | None:
@@ -113,6 +122,30 @@ def _proc_uid(source: tuple[str, int], destination: tuple[str, int]) -> int | No
             if (local_port, remote_port) == ports and (local_address, remote_address) in wanted:
                 return int(fields[7])
     return None
+
+
+def _listener_uids(address: tuple[str, int]) -> set[int]:
+    """The owners of every listener on ``address``'s port that could take a connection to it:
+    bound to that address (or its IPv4-mapped spelling) or to a wildcard."""
+    family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+    accepted = {_proc_address(f, a) for f, a, _ in _spellings(family, address[0], address[0])}
+    accepted |= {"00000000", "0" * 32, _proc_address(socket.AF_INET6, "::ffff:0.0.0.0")}
+    port = f"{address[1]:04X}"
+    owners: set[int] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table, encoding="ascii") as handle:
+                lines = handle.readlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) < 8 or fields[3] != _LISTEN:
+                continue
+            local_address, local_port = fields[1].rsplit(":", 1)
+            if local_port == port and local_address in accepted:
+                owners.add(int(fields[7]))
+    return owners
 
 
 def _proc_address(family: int, text: str) -> str:

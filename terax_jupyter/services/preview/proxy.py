@@ -206,6 +206,13 @@ class ProxyHandler(ProxyMixin, JupyterHandler):  # type: ignore[misc]
                 "its preview address.",
                 reason="preview_capability_required",
             )
+        if headers.get("Sec-Fetch-Dest") in ("iframe", "frame", "embed", "object"):
+            # The preview tab frames a preview address itself; a frame led here was led by
+            # something else (a dev server's redirect, another page).
+            raise AccessDenied(
+                "A frame opens a preview from its preview address, as the Terax preview tab does.",
+                reason="preview_capability_required",
+            )
 
     # -- HTTP --------------------------------------------------------------------------
 
@@ -305,7 +312,12 @@ class ProxyHandler(ProxyMixin, JupyterHandler):  # type: ignore[misc]
             # so from now on it is asked for whole paths.
             self.terax.preview.capabilities.mount(self.capability)
         passed = response_headers(
-            upstream, port=self._target.port, prefix=prefix, keep_length=not bodiless
+            upstream,
+            port=self._target.port,
+            prefix=prefix,
+            keep_length=not bodiless,
+            own_host=self.request.host,
+            request_path=self.request.path,
         )
         if self.capability is not None and self.request.headers.get("Origin") == "null":
             passed += cors_headers(upstream)

@@ -26,7 +26,7 @@ from jupyter_server.utils import url_path_join
 from tornado import httputil, web
 
 from terax_jupyter.base import JsonErrorsMixin
-from terax_jupyter.exceptions import TeraxError
+from terax_jupyter.exceptions import AccessDenied, TeraxError
 from terax_jupyter.services.preview.capabilities import Navigation
 from terax_jupyter.services.preview.headers import SANDBOX_POLICY, request_headers
 from terax_jupyter.services.preview.manager import CAPABILITY_SEPARATOR
@@ -57,10 +57,25 @@ def capability_required(method: _Method) -> _Method:
     async def capability_required_inner(
         self: ProxyMixin, port: str, capability: str, path: str
     ) -> Any:
+        refuse_same_origin_loads(self.request.headers)
         self.capability = self.terax.preview.capabilities.check(capability, port)
         return await method(self, port, capability, path)
 
     return capability_required_inner  # type: ignore[return-value]
+
+
+def refuse_same_origin_loads(headers: httputil.HTTPHeaders) -> None:
+    """A previewed page's own requests come from its opaque origin (``cross-site`` to the
+    browser); from Jupyter's origin only a navigation opens a preview address. Anything else
+    from there (an image in agent output, reached through ``login?next=``, a script of
+    another of Lab's pages) is not the page's and is refused."""
+    site = headers.get("Sec-Fetch-Site")
+    if site in ("same-origin", "same-site") and headers.get("Sec-Fetch-Mode") != "navigate":
+        raise AccessDenied(
+            "Only the previewed page itself loads from its preview address; Jupyter's own "
+            "pages may only open it.",
+            reason="preview_not_from_page",
+        )
 
 
 class ProxyMixin(JsonErrorsMixin):
@@ -108,15 +123,31 @@ class ProxyMixin(JsonErrorsMixin):
         return base + segment
 
     def upstream_path(self) -> str:
-        """The request's path and query below the prefix, exactly as sent (still encoded)."""
+        """The request's path and query below the prefix, exactly as sent (still encoded),
+        without a Jupyter token that came in the query."""
         rest = self.request.path[len(self.proxy_prefix()) :] or "/"
-        return rest + (f"?{self.request.query}" if self.request.query else "")
+        query = self._forwarded_query()
+        return rest + (f"?{query}" if query else "")
+
+    def _forwarded_query(self) -> str:
+        query = self.request.query
+        if not query or self.capability is not None or not self._token_in_query():
+            return query  # on a capability route a "token" is the app's own (Vite's HMR)
+        kept = [p for p in query.split("&") if p.split("=", 1)[0] != "token"]
+        return "&".join(kept)
+
+    def _token_in_query(self) -> bool:
+        """Jupyter authenticated this request by a ``?token=`` (not a header)."""
+        return bool(getattr(self, "token_authenticated", False)) and not (
+            self.request.headers.get("Authorization", "")
+        )
 
     def forwarded_path(self) -> str:
         """What the dev server is asked for: the path below the prefix, or the whole path for
         a dev server that serves under the prefix itself (``vite --base <prefix>``)."""
         if self.capability is not None and self.capability.mounted:
-            return self.request.path + (f"?{self.request.query}" if self.request.query else "")
+            query = self._forwarded_query()
+            return self.request.path + (f"?{query}" if query else "")
         return self.upstream_path()
 
     def upstream_headers(self, target: ProxyTarget, *, websocket: bool) -> httputil.HTTPHeaders:

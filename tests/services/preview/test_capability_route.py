@@ -312,3 +312,71 @@ async def test_a_framed_page_the_dev_server_did_not_say_how_to_cache_is_revalida
     assert cached.headers.get_list("Cache-Control") == ["max-age=60"]
     script = await capability_fetch(prefix, "main.js", headers={"Sec-Fetch-Dest": "script"})
     assert "Cache-Control" not in script.headers
+
+
+async def test_only_the_page_itself_loads_from_its_address(
+    capability: Callable[[int], Awaitable[str]], capability_fetch: Fetch, upstream: Upstream
+) -> None:
+    """Jupyter's own pages may open a preview address (a navigation), nothing else: an image
+    in agent output led there through ``login?next=`` arrives same-origin, not as the page."""
+    prefix = await capability(upstream.port)
+    for mode, dest in (("no-cors", "image"), ("cors", "empty"), ("websocket", "websocket")):
+        for site in ("same-origin", "same-site"):
+            with pytest.raises(HTTPClientError) as caught:
+                await capability_fetch(
+                    prefix, "exfil?d=SECRET",
+                    headers={"Sec-Fetch-Site": site, "Sec-Fetch-Mode": mode,
+                             "Sec-Fetch-Dest": dest},
+                )  # fmt: skip
+            assert error_of(caught.value)["reason"] == "preview_not_from_page"
+    assert upstream.requests == []
+    frame = {"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "navigate",
+             "Sec-Fetch-Dest": "iframe"}  # fmt: skip
+    await capability_fetch(prefix, "page", headers=frame)
+    await capability_fetch(prefix, "own.js", headers={**SANDBOXED, "Sec-Fetch-Dest": "script"})
+    assert [r["uri"] for r in upstream.requests] == ["/page", "/own.js"]
+
+
+async def test_a_redirect_cannot_lead_the_frame_to_jupyter_or_another_port(
+    capability: Callable[[int], Awaitable[str]],
+    capability_fetch: Fetch,
+    upstream: Upstream,
+    proxy_fetch: Fetch,
+    browser_cookie: dict[str, str],
+    jp_http_port: int,
+) -> None:
+    prefix = await capability(upstream.port)
+    own = f"127.0.0.1:{jp_http_port}"
+    for location in (
+        f"http://{own}{prefix.split('/terax/')[0]}/terax/proxy/{upstream.port + 1}/x",
+        "../../../../lab",
+        "/../../../lab",
+        f"//{own}/api/contents",
+    ):
+        answer = await capability_fetch(
+            prefix, f"redirect?to={quote(location)}", raise_error=False,
+            headers={"Host": own},
+        )  # fmt: skip
+        assert answer.code == 302
+        assert answer.headers["Location"].startswith(prefix.rstrip("/") + "/"), location
+    # And a frame the browser was led to the cookie route by is not sent on.
+    with pytest.raises(HTTPClientError) as caught:
+        await proxy_fetch(
+            upstream.port + 1, "x",
+            headers={**browser_cookie, "Sec-Fetch-Site": "same-origin",
+                     "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "iframe"},
+        )  # fmt: skip
+    assert error_of(caught.value)["reason"] == "preview_capability_required"
+
+
+async def test_a_jupyter_token_in_the_query_stays_with_jupyter(
+    proxy_fetch: Fetch, upstream: Upstream, jp_serverapp: Any,
+    capability: Callable[[int], Awaitable[str]], capability_fetch: Fetch,
+) -> None:  # fmt: skip
+    token = jp_serverapp.identity_provider.token
+    await proxy_fetch(upstream.port, f"page?a=1&token={token}&b=2", headers={"Authorization": ""})
+    assert upstream.requests[-1]["uri"] == "/page?a=1&b=2"
+    # On a capability route a "token" is the app's own (Vite's hot reload sends one).
+    prefix = await capability(upstream.port)
+    await capability_fetch(prefix, "hmr?token=vite-own")
+    assert upstream.requests[-1]["uri"] == "/hmr?token=vite-own"

@@ -69,6 +69,12 @@ def test_request_hop_by_hop_and_jupyter_credentials_go() -> None:
 def test_only_jupyter_cookies_leave_the_header() -> None:
     assert "cookie" not in upstream_request(("Cookie", "_xsrf=1; username-hub=2"))
     assert upstream_request(("Cookie", "a=1;b=2; _xsrf=3"))["cookie"] == ["a=1; b=2"]
+    # Any Jupyter's or JupyterHub's cookie on the host, whichever server set it.
+    jar = (
+        "username-127-0-0-1-18889=other-server; jupyterhub-user-alice=hub; "
+        "jupyterhub-session-id=s; _xsrf_other=x; Jupyterhub-Hub-Login=l; app_sid=keep"
+    )
+    assert upstream_request(("Cookie", jar))["cookie"] == ["app_sid=keep"]
 
 
 @pytest.mark.parametrize(
@@ -186,13 +192,17 @@ def test_locations(location: str, rewritten: str) -> None:
 @pytest.mark.parametrize(
     ("cookie", "rewritten"),
     [
-        ("sid=1; Path=/; HttpOnly", f"sid=1; Path={PREFIX}/; HttpOnly"),
+        ("sid=1; Path=/; HttpOnly", f"sid=1; HttpOnly; Path={PREFIX}/"),
         ("sid=1; path=/api", f"sid=1; Path={PREFIX}/api"),
         ("sid=1; Domain=localhost; Path=/", f"sid=1; Path={PREFIX}/"),
-        ("sid=1; Max-Age=60", "sid=1; Max-Age=60"),
+        ("sid=1; Max-Age=60", f"sid=1; Max-Age=60; Path={PREFIX}/"),
         ("sid=1; Path=", f"sid=1; Path={PREFIX}/"),
         ("sid=1; Path=relative", f"sid=1; Path={PREFIX}/relative"),
         (f"sid=1; Path={PREFIX}/app", f"sid=1; Path={PREFIX}/app"),
+        # A browser takes the last Path: a second one must not reach Jupyter's whole host.
+        (f"_xsrf=evil; Path={PREFIX}/x; Path=/", f"_xsrf=evil; Path={PREFIX}/"),
+        ("x=1; PATH = /a ; Path=/b;path=/c", f"x=1; Path={PREFIX}/c"),
+        ("x=1; Domain=.example; domain=localhost ; Secure", f"x=1; Secure; Path={PREFIX}/"),
     ],
 )
 def test_cookies(cookie: str, rewritten: str) -> None:
@@ -232,3 +242,46 @@ def test_the_sandboxed_page_may_read_its_own_server() -> None:
 )
 def test_a_referrer_policy_never_sends_the_capability_away(policy: str, sent: str) -> None:
     assert response(("Referrer-Policy", policy)) == [("Referrer-Policy", sent)]
+
+
+OWN = "hub.example:8443"
+PAGE = f"{PREFIX}~cap/app/page"
+CAP = f"{PREFIX}~cap"
+
+
+@pytest.mark.parametrize(
+    ("location", "rewritten"),
+    [
+        # Onto Jupyter's own host, however spelt: kept under the preview's prefix.
+        (
+            f"http://{OWN}/user/alice/terax/proxy/5174/landed",
+            f"{CAP}/user/alice/terax/proxy/5174/landed",
+        ),
+        (f"https://{OWN}/user/alice/lab?x=1", f"{CAP}/user/alice/lab?x=1"),
+        (f"//{OWN}/user/alice/api/contents", f"{CAP}/user/alice/api/contents"),
+        ("../../../../../lab", f"{CAP}/user/lab"),  # the place it names, under the prefix
+        ("/../../../lab", f"{CAP}/lab"),
+        ("/terax/proxy/15173/../../..", f"{CAP}/"),
+        ("%2e%2e/%2E%2e/%2e./.%2e/x", f"{CAP}/user/alice/x"),
+        ("\\\\hub.example:8443/user/alice/lab", f"{CAP}/user/alice/lab"),
+        ("/\\hub.example:8443/x", f"{CAP}/x"),
+        ("ht\ttp://hub.example:8443/x", f"{CAP}/x"),
+        ("HTTP://HUB.EXAMPLE:8443/x", f"{CAP}/x"),
+        # Within the page's own folder: as written.
+        ("next", "next"),
+        ("./next?q=1", "./next?q=1"),
+        ("?page=2", "?page=2"),
+        ("#top", "#top"),
+        # Elsewhere: another site is the page's business.
+        ("https://example.com/x", "https://example.com/x"),
+        ("\\\\example.com/x", "\\\\example.com/x"),
+        ("mailto:a@example.com", "mailto:a@example.com"),
+    ],
+)
+def test_a_redirect_never_leaves_the_prefix_for_jupyters_host(
+    location: str, rewritten: str
+) -> None:
+    assert (
+        rewrite_location(location, port=5173, prefix=CAP, own_host=OWN, request_path=PAGE)
+        == rewritten
+    )

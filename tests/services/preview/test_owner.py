@@ -54,10 +54,12 @@ print("done", flush=True)
 
 
 class ForeignServer:
-    def __init__(self, user: OtherUser, host: str, port: int, seconds: float = 20.0) -> None:
+    def __init__(
+        self, user: OtherUser, host: str, port: int, seconds: float = 20.0, script: str = ""
+    ) -> None:
         self.port = port
         self.process = user.popen(
-            ["/usr/bin/python3", "-c", LISTENER, host, str(port), str(seconds)],
+            ["/usr/bin/python3", "-c", script or LISTENER, host, str(port), str(seconds)],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -161,3 +163,26 @@ async def test_a_port_whose_listener_is_gone_is_not_listening(
     with pytest.raises(HTTPClientError) as caught:
         await proxy_fetch(server.port, "")
     assert (caught.value.code, error_of(caught.value)["reason"]) == (502, "nothing_listening")
+
+
+# A listener that defers accepting until data arrives (TCP_DEFER_ACCEPT): the connection is a
+# request socket until then, which the kernel's socket diagnostics report as root's.
+DEFERRING = LISTENER.replace(
+    "server.listen()",
+    "server.setsockopt(socket.IPPROTO_TCP, socket.TCP_DEFER_ACCEPT, 30)\nserver.listen()",
+)
+
+
+async def test_a_deferring_listener_of_another_account_is_still_its(
+    second_user: OtherUser, proxy_fetch: Callable[..., Awaitable[Any]]
+) -> None:
+    server = ForeignServer(second_user, "127.0.0.1", free_port(), script=DEFERRING)
+    try:
+        with socket.create_connection(("127.0.0.1", server.port)) as connection:
+            assert owner.peer_uid(connection) == second_user.uid
+        with pytest.raises(HTTPClientError) as caught:
+            await proxy_fetch(server.port, "")
+        assert error_of(caught.value)["reason"] == "not_own_port"
+    finally:
+        received = await asyncio.to_thread(server.received)
+    assert set(received) <= {0}
