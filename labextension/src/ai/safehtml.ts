@@ -24,7 +24,6 @@ import {
   type IRemoteMedia,
   type MediaKind,
   planElement,
-  resolveAgainst,
   type Resolve,
   resourceVerdict
 } from '../common/remoteguard';
@@ -57,7 +56,20 @@ export function currentPage(): IPage {
 /**
  * The browser's own resolution of a URL against the page.
  */
-export const resolveUrl: Resolve = raw => resolveAgainst(document.baseURI)(raw);
+export const resolveUrl: Resolve = raw => {
+  try {
+    const url = new URL(raw, document.baseURI);
+    return {
+      href: url.href,
+      protocol: url.protocol,
+      origin: url.origin,
+      host: url.host,
+      pathname: url.pathname
+    };
+  } catch {
+    return null;
+  }
+};
 
 /**
  * How {@link guard} treats remote media.

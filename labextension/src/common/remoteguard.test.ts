@@ -6,7 +6,6 @@ import {
   type IPage,
   isNavigable,
   planElement,
-  resolveAgainst,
   type Resolve,
   resourceVerdict,
   srcsetUrls,
@@ -20,7 +19,20 @@ const PAGE: IPage = {
 };
 
 /** The browser's resolution, from Node's WHATWG URL. */
-const resolve: Resolve = resolveAgainst(BASE);
+const resolve: Resolve = raw => {
+  try {
+    const url = new URL(raw, BASE);
+    return {
+      href: url.href,
+      protocol: url.protocol,
+      origin: url.origin,
+      host: url.host,
+      pathname: url.pathname
+    };
+  } catch {
+    return null;
+  }
+};
 
 const verdict = (url: string) => resourceVerdict(url, resolve, PAGE);
 

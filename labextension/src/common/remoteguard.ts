@@ -26,27 +26,6 @@ export interface IResolvedUrl {
 export type Resolve = (raw: string) => IResolvedUrl | null;
 
 /**
- * A URL's resolution against `base` (the page's address), as the browser
- * resolves it (WHATWG URL); null when it does not parse.
- */
-export function resolveAgainst(base: string): Resolve {
-  return raw => {
-    try {
-      const url = new URL(raw, base);
-      return {
-        href: url.href,
-        protocol: url.protocol,
-        origin: url.origin,
-        host: url.host,
-        pathname: url.pathname
-      };
-    } catch {
-      return null;
-    }
-  };
-}
-
-/**
  * The page the output is shown in.
  */
 export interface IPage {
