@@ -208,7 +208,7 @@ def check_url(url: str | httpx.URL) -> httpx.URL:
             raise InvalidRequest("the URL contains a line break or NUL", reason="invalid_url")
         try:
             url = httpx.URL(url)
-        except httpx.InvalidURL as error:
+        except (httpx.InvalidURL, UnicodeError) as error:
             raise InvalidRequest(f"not a usable URL: {error}", reason="invalid_url") from None
     if url.scheme not in SCHEMES:
         raise AccessDenied(
@@ -220,7 +220,15 @@ def check_url(url: str | httpx.URL) -> httpx.URL:
             "a URL with a user name or password is refused; send credentials in headers",
             reason="userinfo_denied",
         )
-    if not url.host:
+    try:
+        # An "xn--" label that is no valid punycode fails only when decoded (idna's errors
+        # are UnicodeErrors): a host nobody can name, refused as such.
+        host = url.host
+    except UnicodeError as error:
+        raise InvalidRequest(
+            f"the URL's host is not a valid name: {error}", reason="invalid_url"
+        ) from None
+    if not host:
         raise InvalidRequest("the URL has no host", reason="invalid_url")
     raw = url.raw_host + url.raw_path
     if any(b in raw for b in (b"\r", b"\n", b"\0")):

@@ -263,6 +263,10 @@ def test_numeric_host_spellings_are_read_without_dns(host: str, expected: str | 
         ("http://example.com/\x00", "invalid_url"),
         ("http://example.com\n/", "invalid_url"),
         ("http:///nohost", "invalid_url"),
+        # "xn--" labels that are no valid punycode: idna's errors, said as a bad URL.
+        ("https://xn--api-openai.com/v1", "invalid_url"),
+        ("https://xn--.example.com/", "invalid_url"),
+        ("https://ex\u05cf.com/", "invalid_url"),
     ],
 )
 def test_url_form_is_checked(url: str, reason: str) -> None:

@@ -1,16 +1,29 @@
-"""One file's unified diff, parsed into hunks with line numbers; binary and huge diffs flagged."""
+"""One file's unified diff, parsed into hunks with line numbers; binary and huge diffs flagged.
+
+A worktree diff is checked against the file as the security layer reads it: git opens the
+file by name, following any directory link on the way, so a folder swapped for a link to
+elsewhere while git runs would make it show an outside file. ``verify_worktree`` rejects a
+diff whose blob id or shown lines are not those of the checked file.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import codecs
 import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from terax_jupyter.exceptions import TooLarge
-from terax_jupyter.services.git.runner import GitFailed, failure_message
+from terax_jupyter.exceptions import NotFound, PathChanged, TooLarge, Unsupported
+from terax_jupyter.security import fileio
+from terax_jupyter.services.git.runner import git_failed
+from terax_jupyter.services.git.safety import IGNORE_SUBMODULES
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from terax_jupyter.security import CheckedPath
     from terax_jupyter.services.git.repository import Repo
     from terax_jupyter.services.git.runner import GitRunner
 
@@ -214,15 +227,17 @@ async def diff_command(
     ``--no-index`` against /dev/null, so the whole file shows as added)."""
     options = (*_DIFF_OPTIONS, f"-U{context}", "-M" if old_file else "--no-renames")
     paths = (old_file, file) if old_file else (file,)
+    # Only this flag beats a submodule.<name>.ignore the repository sets (safety.UNTRUSTED).
+    submodules = () if repo.trusted else (IGNORE_SUBMODULES,)
     if source == "index":
-        return ("diff", "--cached", *options, "--", *paths)
+        return ("diff", "--cached", *options, *submodules, "--", *paths)
     if source == "commit":
         assert commit is not None
         parent = await _first_parent(runner, repo, commit)
-        return ("diff", *options, parent, commit, "--", *paths)
+        return ("diff", *options, *submodules, parent, commit, "--", *paths)
     if await _is_untracked(runner, repo, file):
         return ("diff", "--no-index", *options, "--", "/dev/null", file)
-    return ("diff", *options, "--", *paths)
+    return ("diff", *options, *submodules, "--", *paths)
 
 
 async def read_diff(
@@ -235,8 +250,12 @@ async def read_diff(
     commit: str | None = None,
     old_file: str | None = None,
     max_bytes: int,
+    checked: Sequence[CheckedPath] = (),
 ) -> tuple[FileDiff, bytes]:
-    """The parsed diff and the raw bytes it came from (for patches built from it)."""
+    """The parsed diff and the raw bytes it came from (for patches built from it).
+
+    ``checked``: the security layer's paths of the files a worktree diff reads; the diff is
+    verified against them (``verify_worktree``)."""
     args = await diff_command(
         runner, repo, file, source, context=context, commit=commit, old_file=old_file
     )
@@ -244,9 +263,7 @@ async def read_diff(
         # --no-index exits 1 when the files differ; real failures exit 2 or more.
         result = await runner.run(repo, *args, check=False)
         if result.code > 1 or (result.code == 1 and "--no-index" not in args):
-            raise GitFailed(
-                failure_message("diff", result.stderr), code=result.code, stderr=result.stderr
-            )
+            raise git_failed("diff", result.code, result.stderr)
         raw = result.stdout
     except TooLarge:
         identity = await _identity(runner, repo, args)
@@ -254,6 +271,8 @@ async def read_diff(
             file, old_file, source, "modified", False, True, -1, [], fingerprint(identity)
         ), b""
     parsed = parse_diff(raw)
+    if source == "worktree" and checked and raw:
+        await verify_worktree(runner, repo, raw, parsed, checked, cap=runner.cap)
     too_large = len(raw) > max_bytes
     diff = FileDiff(
         file=file,
@@ -293,3 +312,160 @@ async def _identity(runner: GitRunner, repo: Repo, args: tuple[str, ...]) -> byt
     files = [a for a in args[split + 1 :] if a != "/dev/null"]
     hashed = await runner.run(repo, "hash-object", "--", *files, check=False, cap=1 << 20)
     return raw.stdout + hashed.stdout
+
+
+# -- what git read from the work tree ------------------------------------------------------
+
+_INDEX_LINE = re.compile(rb"^index ([0-9a-f]+)\.\.([0-9a-f]+)(?: ([0-7]+))?$", re.MULTILINE)
+_NEW_MODE = re.compile(rb"^new (?:file )?mode ([0-7]+)$", re.MULTILINE)
+_REGULAR = (b"100644", b"100755")
+_IDENT = re.compile(rb"\$Id:[^$\n]*\$")
+_HASHES = {40: hashlib.sha1, 64: hashlib.sha256}
+_BOM_SUFFIX = re.compile(r"(?:LE|BE)-BOM$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class _Stored:
+    """What git stores for a checked file whose blob id matched the diff's."""
+
+    content: bytes | None  # None: git converts it in a way not redone here (a clean filter)
+
+
+async def verify_worktree(
+    runner: GitRunner,
+    repo: Repo,
+    raw: bytes,
+    parsed: ParsedDiff,
+    checked: Sequence[tuple[str, CheckedPath]],
+    *,
+    cap: int,
+) -> None:
+    """Refuse (409 path_changed) a worktree diff that shows something other than what the
+    checked files (``(name given to git, the security layer's path)``) hold now.
+
+    git reads a work-tree file twice (once for the blob id on the ``index`` line, once for
+    the lines it shows), each time by name. Each section's new blob id must be one of the
+    checked files' as git would store it (eol, ident and working-tree-encoding conversions
+    redone; SHA-1 or SHA-256), and the new-side lines shown must be that content's lines. A
+    deleted file (no new side), a symbolic link (its target is shown, not a file's content)
+    and a gitlink need no check. A file a clean filter converts: only its blob id is checked;
+    one in an encoding not redone here: refused (415 ``unverifiable_diff``).
+    """
+    contents: dict[int, bytes] = {}
+    for position, section in enumerate(raw.split(b"\ndiff --git ")):
+        index = _INDEX_LINE.search(section)
+        if index is None:
+            continue  # a mode change alone, a combined diff: no file content shown
+        new_oid = index[2].decode("ascii")
+        mode = _NEW_MODE.search(section)
+        new_mode = mode[1] if mode is not None else index[3]
+        if set(new_oid) == {"0"} or new_mode not in _REGULAR:
+            continue
+        stored = None
+        for number, (name, path) in enumerate(checked):
+            if number not in contents:
+                contents[number] = await _read_checked(path, cap)
+            stored = await _stored_form(runner, repo, name, contents[number], new_oid)
+            if stored is not None:
+                break
+        if stored is None:
+            raise PathChanged(
+                "The file changed, or a folder on its path was swapped, while git read it; "
+                "try again."
+            )
+        if position == 0 and stored.content is not None and not _shows(parsed, stored.content):
+            raise PathChanged(
+                "The diff git produced does not match the file as it is now (it changed, or "
+                "a folder on its path was swapped, while git read it); try again."
+            )
+
+
+async def _read_checked(path: CheckedPath, cap: int) -> bytes:
+    try:
+        data, _ = await asyncio.to_thread(fileio.read_bytes, path, cap)
+    except (NotFound, Unsupported):
+        raise PathChanged(
+            f"{path.path} changed while git read it (it is gone or no longer a file); try again."
+        ) from None
+    return data
+
+
+async def _stored_form(
+    runner: GitRunner, repo: Repo, name: str, data: bytes, oid: str
+) -> _Stored | None:
+    """What git stores for ``data`` at ``name`` if its blob id is ``oid``, else None."""
+    digest = _HASHES.get(len(oid))
+    # Most files: git stores them as they are, or with CRLF or $Id$ collapsed.
+    found = _matching_form(digest, data, oid)
+    if found is not None:
+        return _Stored(found)
+    # Otherwise git says (with the repository's attributes and the call's safety settings).
+    hashed = await runner.run(repo, "hash-object", "--stdin", f"--path={name}", input=data)
+    if hashed.text.strip() != oid:
+        return None
+    encoding = await _working_tree_encoding(runner, repo, name)
+    if encoding is None:
+        # A clean filter (the user's own, or a trusted repository's): its output cannot be
+        # made here without running it again; the blob id is all that is checked.
+        return _Stored(None)
+    try:
+        # git reads UTF-16LE-BOM and the like as UTF-16 with its byte order mark.
+        decoded = codecs.decode(data, _BOM_SUFFIX.sub("", encoding)).encode("utf-8")
+    except (LookupError, UnicodeError):
+        decoded = None
+    found = _matching_form(digest, decoded, oid) if decoded is not None else None
+    if found is None:
+        # The attributes name an encoding Python reads differently from git (or not at all):
+        # the lines shown cannot be checked, so they are not shown.
+        raise Unsupported(
+            f"{name} is stored in git as converted from {encoding} "
+            "(working-tree-encoding), which Terax cannot check its worktree diff against; "
+            "compare it in a terminal.",
+            reason="unverifiable_diff",
+        )
+    return _Stored(found)
+
+
+def _matching_form(digest: Any, data: bytes, oid: str) -> bytes | None:
+    """``data``, or what git's eol (CRLF to LF) and ident (``$Id: ...$`` to ``$Id$``)
+    conversions make of it, whose blob id is ``oid``."""
+    if digest is None:
+        return None
+    forms = [data]
+    unix = data.replace(b"\r\n", b"\n")
+    if unix != data:
+        forms.append(unix)
+    for form in list(forms):
+        if b"$Id:" in form:
+            forms.append(_IDENT.sub(b"$Id$", form))
+    for form in forms:
+        hasher = digest(b"blob %d\0" % len(form), usedforsecurity=False)
+        hasher.update(form)
+        if hasher.hexdigest() == oid:
+            return form
+    return None
+
+
+async def _working_tree_encoding(runner: GitRunner, repo: Repo, name: str) -> str | None:
+    result = await runner.run(repo, "check-attr", "-z", "working-tree-encoding", "--", name)
+    fields = result.stdout.split(b"\0")
+    value = fields[2].decode("utf-8", "replace") if len(fields) > 2 else ""
+    return None if value in ("", "unspecified", "unset", "set") else value
+
+
+def _shows(parsed: ParsedDiff, content: bytes) -> bool:
+    """Whether every new-side line shown is the line of ``content`` at its number."""
+    lines = content.split(b"\n") if content else []
+    ends_with_newline = content.endswith(b"\n")
+    if ends_with_newline:
+        lines.pop()
+    for hunk in parsed.hunks:
+        for line in hunk.lines:
+            if line.new is None:
+                continue  # a removed line: the index's, not the file's
+            number = line.new - 1
+            if not 0 <= number < len(lines) or lines[number] != line.raw:
+                return False
+            if line.no_newline and (number != len(lines) - 1 or ends_with_newline):
+                return False
+    return True

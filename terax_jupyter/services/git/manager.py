@@ -242,9 +242,11 @@ class GitManager(LoggingConfigurable):
             )
         file = check_relpath(repo, file)
         old = check_relpath(repo, old_file, name="old_file") if old_file else None
+        # A worktree diff is verified against these (git opens the files by name later).
+        checked = []
         for name in (file, old):
             if name is not None and source != "commit":
-                checked_file(self.security, repo, name, Access.READ)
+                checked.append((name, checked_file(self.security, repo, name, Access.READ)))
             elif name is not None:
                 self._refuse_denied(repo, name)
         oid = None
@@ -263,6 +265,7 @@ class GitManager(LoggingConfigurable):
             commit=oid,
             old_file=old,
             max_bytes=self.max_diff_bytes,
+            checked=checked,
         )
         return diff.to_dict()
 

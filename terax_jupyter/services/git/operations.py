@@ -114,9 +114,17 @@ async def current_diff(
     write: bool = False,
 ) -> FileDiff:
     """The diff a selection refers to; the file's content passes the security layer first."""
-    checked_file(security, repo, file, Access.WRITE if write else Access.READ)
+    checked = checked_file(security, repo, file, Access.WRITE if write else Access.READ)
+    # Verified against the file read through the security layer, as the diff shown was: a
+    # folder swapped for a link between the two cannot feed git another file's lines.
     diff, _ = await read_diff(
-        runner, repo, file, source, context=settings.context, max_bytes=settings.max_bytes
+        runner,
+        repo,
+        file,
+        source,
+        context=settings.context,
+        max_bytes=settings.max_bytes,
+        checked=((file, checked),) if source != "commit" else (),
     )
     return diff
 

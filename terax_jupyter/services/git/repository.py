@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -83,6 +84,8 @@ _DISCOVER = (
     "--absolute-git-dir",
     "--path-format=absolute",
     "--git-common-dir",
+    "--git-path",
+    "objects",
     "--show-superproject-working-tree",
 )
 CONFIG_LIST = ("config", "--list", "--show-scope", "-z")
@@ -101,7 +104,8 @@ async def resolve(
     # again from the root when the discovery had to step over a bare repository.
     listing = asyncio.ensure_future(runner.run(folder, *CONFIG_LIST, check=False, cap=CONFIG_CAP))
     try:
-        top, git_dir, common_dir, superproject, found_from = await _discover(runner, folder, shown)
+        found = await _discover(runner, folder, shown)
+        top, git_dir, common_dir, objects, superproject, found_from = found
         try:
             root = security.paths.check(top, Access.READ)
         except OutsideWorkspace:
@@ -109,7 +113,9 @@ async def resolve(
                 f"The repository of {path or 'the server root'} starts at {top}, outside the "
                 "workspace roots; add that folder as a root to use it with git."
             ) from None
-        await _check_git_dir(runner, root.path, git_dir, common_dir, superproject, shown)
+        await _check_git_dir(
+            security, runner, root.path, (git_dir, common_dir, objects), superproject, shown
+        )
         listed = await listing
     finally:
         if not listing.done():
@@ -132,17 +138,20 @@ async def resolve(
     )
 
 
-async def _discover(runner: GitRunner, folder: str, shown: str) -> tuple[str, str, str, str, str]:
-    """(top, git dir, common dir, superproject work tree or "", the folder it was found
-    from) of the repository around ``folder``. A bare repository on the way (refused by
+async def _discover(
+    runner: GitRunner, folder: str, shown: str
+) -> tuple[str, str, str, str, str, str]:
+    """(top, git dir, common dir, object store, superproject work tree or "", the folder it
+    was found from) of the repository around ``folder``. A bare repository on the way (refused by
     safe.bareRepository=explicit) is stepped over: the repository that holds it as files
     is the one meant."""
     start = folder
     for _ in range(_MAX_BARE_HOPS):
         result = await runner.run(start, *_DISCOVER, check=False, cap=_SMALL_CAP)
         lines = result.text.splitlines()
-        if result.code == 0 and len(lines) in (3, 4) and lines[0]:
-            return lines[0], lines[1], lines[2], lines[3] if len(lines) == 4 else "", start
+        if result.code == 0 and len(lines) in (4, 5) and lines[0]:
+            superproject = lines[4] if len(lines) == 5 else ""
+            return lines[0], lines[1], lines[2], lines[3], superproject, start
         bare = _BARE_REFUSED.search(result.stderr)
         if bare is None:
             break
@@ -155,18 +164,44 @@ async def _discover(runner: GitRunner, folder: str, shown: str) -> tuple[str, st
 
 
 async def _check_git_dir(
-    runner: GitRunner, top: str, git_dir: str, common_dir: str, superproject: str, shown: str
+    security: SecurityLayer,
+    runner: GitRunner,
+    top: str,
+    data: tuple[str, str, str],
+    superproject: str,
+    shown: str,
 ) -> None:
-    """Refuse a git dir that ``<top>/.git`` does not name (stat calls on git's own paths)."""
+    """Refuse a git dir that ``<top>/.git`` does not name, or git data outside the workspace
+    (stat calls on git's own paths).
+
+    ``data``: the git dir, the common dir (refs, the configuration) and the object store, as
+    git reports them (canonical). All must be inside a workspace root, and so must every
+    alternate object store: a ``.git`` file, a ``commondir`` or ``alternates`` file, or a
+    link in ``.git`` can name any repository on the machine, whose history and diffs would
+    then be served. A submodule's git dir is in its superproject's ``<common dir>/modules``,
+    a linked worktree's in its main repository's ``<common dir>/worktrees``.
+    """
+    git_dir, common_dir, objects = data
+    common_dir = common_dir or git_dir
+    for folder in dict.fromkeys((git_dir, common_dir, objects)):
+        _refuse_outside(security, folder, shown)
+    await _check_alternates(security, runner, top, objects, shown)
     dot_git = os.path.join(top, ".git")
     kind = _kind(dot_git)
     if kind == "folder":
-        if _same(dot_git, git_dir):
+        # A commondir file in .git would move refs and configuration elsewhere.
+        if _same(dot_git, git_dir) and _same(git_dir, common_dir):
             return
     elif kind == "file" and await _named_by_git_file(runner, top, git_dir):
         if superproject:
-            return  # a submodule: git found it through the superproject's index
-        if os.path.basename(os.path.dirname(git_dir)) == "worktrees" and _same(
+            # A submodule: git found it through the superproject's index, and keeps its data
+            # in <superproject's common dir>/modules/<name>.
+            modules = await _modules_dir(security, runner, superproject)
+            if modules is not None and all(
+                _within(folder, modules) and folder != modules for folder in (git_dir, common_dir)
+            ):
+                return
+        elif os.path.basename(os.path.dirname(git_dir)) == "worktrees" and _same(
             os.path.dirname(os.path.dirname(git_dir)), common_dir
         ):
             # A linked worktree: the main repository must list this work tree as its own.
@@ -179,10 +214,90 @@ async def _check_git_dir(
                     return
     raise AccessDenied(
         f"{shown} is in a repository whose git data is in {git_dir}, not named by "
-        f"{dot_git}: its configuration moves the work tree (core.worktree), or it is a "
-        "repository stored as plain files. Terax does not open it.",
+        f"{dot_git}: its configuration moves the work tree (core.worktree), it is a "
+        "repository stored as plain files, or its .git file names another repository's "
+        "data. Terax does not open it.",
         reason="unexpected_git_dir",
     )
+
+
+def _refuse_outside(security: SecurityLayer, folder: str, shown: str) -> None:
+    if not _git_data_inside(security, folder):
+        raise AccessDenied(
+            f"{shown} is in a repository whose git data is in {folder}, outside the "
+            "workspace roots (or in a protected folder). Terax does not open it; add that "
+            "repository's folder as a root to use it.",
+            reason="unexpected_git_dir",
+        )
+
+
+async def _check_alternates(
+    security: SecurityLayer, runner: GitRunner, top: str, objects: str, shown: str
+) -> None:
+    """Every object store ``objects/info/alternates`` adds must be inside the workspace too
+    (listed by git, with the stores they add in turn, only when that file exists)."""
+    if not _exists(os.path.join(objects, "info", "alternates")):
+        return
+    listed = await runner.run(top, "count-objects", "-v", check=False, cap=CONFIG_CAP)
+    if listed.code != 0:
+        raise AccessDenied(
+            f"{shown} is in a repository whose alternate object stores git cannot list. "
+            "Terax does not open it.",
+            reason="unexpected_git_dir",
+        )
+    for line in listed.text.splitlines():
+        if line.startswith("alternate: "):
+            _refuse_outside(security, line[len("alternate: ") :].strip(), shown)
+
+
+def _git_data_inside(security: SecurityLayer, folder: str) -> bool:
+    """Whether git data (a folder git names) is inside a workspace root, below a folder the
+    deny-list leaves readable: the part above its ``.git`` segment passes the security
+    layer's check (canonical, in a root, not protected), and the part from ``.git`` on has
+    no link. (That part is git's: the deny-list keeps the file API out of it, not git.)"""
+    if not os.path.isabs(folder):
+        return False
+    parts = folder.split(os.sep)
+    lowered = [part.lower() for part in parts]
+    cut = lowered.index(".git") if ".git" in lowered else len(parts)
+    above = os.sep.join(parts[:cut]) or os.sep
+    try:
+        checked = security.paths.check(above, Access.READ)
+    except (AccessDenied, InvalidRequest, NotFound):
+        return False
+    if checked.path != above:
+        return False  # git reports canonical paths: a link appeared since
+    path = above
+    for part in parts[cut:]:
+        path = os.path.join(path, part)
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                return False
+        except OSError:
+            return False
+    return True
+
+
+async def _modules_dir(security: SecurityLayer, runner: GitRunner, superproject: str) -> str | None:
+    """``<common dir>/modules`` of the superproject work tree git named, if it is a
+    workspace folder whose git data is inside the workspace roots too."""
+    try:
+        checked = security.paths.check(superproject, Access.READ)
+    except (AccessDenied, InvalidRequest, NotFound):
+        return None
+    result = await runner.run(
+        checked.path,
+        "rev-parse",
+        "--path-format=absolute",
+        "--git-common-dir",
+        check=False,
+        cap=_SMALL_CAP,
+        env={"GIT_CEILING_DIRECTORIES": os.path.dirname(checked.path)},
+    )
+    common = result.text.strip()
+    if result.code != 0 or not common or not _git_data_inside(security, common):
+        return None
+    return os.path.join(common, "modules")
 
 
 async def _named_by_git_file(runner: GitRunner, top: str, git_dir: str) -> bool:
@@ -203,6 +318,10 @@ def _kind(path: str) -> str | None:
     if os.path.isdir(path):
         return "folder"
     return "file" if os.path.isfile(path) else None
+
+
+def _exists(path: str) -> bool:
+    return os.path.exists(path)
 
 
 def _same(a: str, b: str) -> bool:

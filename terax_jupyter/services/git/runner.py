@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 import signal
 from dataclasses import dataclass
@@ -43,6 +44,21 @@ _ENV = {
     "GIT_SEQUENCE_EDITOR": "true",
     "GIT_MERGE_AUTOEDIT": "no",
 }
+# Every call but fetch, pull and push (``network=True``): no transport at all. A partial clone
+# (extensions.partialClone, a promisor remote) fetches a missing object on a read, through the
+# repository's own remote URL and upload-pack, ssh command or remote helper; with no protocol
+# allowed that fetch fails before anything starts, and the read fails on the missing object.
+# GIT_NO_LAZY_FETCH (git 2.45+) stops it sooner; older git ignores it.
+_OFFLINE_ENV = {"GIT_ALLOW_PROTOCOL": "none", "GIT_NO_LAZY_FETCH": "1"}
+# The warning git prints first then, which says nothing about what is missing.
+_LAZY_OFF = "lazy fetching disabled"
+# What git says when a read needs an object the repository does not have (and may not fetch).
+_MISSING_OBJECT = re.compile(
+    r"unable to read (?:tree )?[0-9a-f]{40,64}|transport '[^']*' not allowed"
+    r"|lazy fetching disabled|could not fetch [0-9a-f]{40,64} from promisor remote"
+    r"|missing (?:blob|tree|commit) [0-9a-f]{40,64}|bad object [0-9a-f]{40,64}",
+    re.IGNORECASE,
+)
 _CONFIG = ("-c", "core.quotepath=off", "-c", "color.ui=false", "-c", "advice.detachedHead=false")
 # Variables that would point git at another repository, index or object store than the
 # one the security layer checked (inherited from whoever started the server).
@@ -96,7 +112,9 @@ class GitRunner:
 
     Every call carries the settings of ``safety.py``: given a ``Repo``, its safety (trusted
     or not, what its own configuration names); given a folder, the untrusted ones. Hooks
-    run only for calls that ask (``hooks=True``, the writes) in a trusted repository.
+    run only for calls that ask (``hooks=True``, the writes) in a trusted repository. Only
+    fetch, pull and push (``network=True``) may use a transport: any other call that needs
+    an object a partial clone lacks fails (reason ``missing_objects``) instead of fetching.
     """
 
     def __init__(
@@ -163,7 +181,7 @@ class GitRunner:
                 stdin=asyncio.subprocess.PIPE if input is not None else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env=self._environment(env, safety),
+                env=self._environment(env, safety, network=network),
                 # Its own session: no controlling terminal to prompt on, and a timeout can
                 # end hooks and ssh with it.
                 start_new_session=True,
@@ -190,14 +208,16 @@ class GitRunner:
             self._running.discard(process)
         text = self._redact(stderr.decode("utf-8", "replace"))
         if check and code != 0:
-            raise GitFailed(failure_message(command, text), code=code, stderr=text, command=command)
+            raise git_failed(command, code, text, offline=not network)
         return GitResult(code, stdout, text)
 
     async def close(self) -> None:
         """End every git still running (and what it started: hooks, ssh), as the server stops."""
         await asyncio.gather(*(_kill(process) for process in list(self._running)))
 
-    def _environment(self, extra: Mapping[str, str] | None, safety: Safety) -> dict[str, str]:
+    def _environment(
+        self, extra: Mapping[str, str] | None, safety: Safety, *, network: bool = False
+    ) -> dict[str, str]:
         env = dict(os.environ)
         for name in _REPOSITORY_ENV:
             env.pop(name, None)
@@ -205,6 +225,10 @@ class GitRunner:
         env.update(self._extra_env)
         if extra:
             env.update(extra)
+        if not network:
+            # After the server's and the caller's: nothing turns the network back on for a
+            # call that is not fetch, pull or push (those keep the server's own rules).
+            env.update(_OFFLINE_ENV)
         # Last: they extend the server's own GIT_CONFIG_COUNT entries, never replace them.
         env.update(safety.environment(env))
         return env
@@ -272,9 +296,30 @@ async def _kill(process: asyncio.subprocess.Process) -> None:
         waiter.cancel()
 
 
+def git_failed(command: str, code: int, stderr: str, *, offline: bool = True) -> GitFailed:
+    """The error for a git call that exited with ``code``. For a call that may not use the
+    network (``offline``), an object the repository lacks gets its own reason."""
+    if offline and _MISSING_OBJECT.search(stderr):
+        return GitFailed(
+            f"git {command} needs objects this repository does not have (a partial or "
+            "damaged clone). Terax does not download them while reading: fetch from the "
+            f"remote first, or repair the repository. git said: {_detail(stderr, _LAZY_OFF)}",
+            reason="missing_objects",
+            code=code,
+            stderr=stderr,
+            command=command,
+        )
+    return GitFailed(failure_message(command, stderr), code=code, stderr=stderr, command=command)
+
+
 def failure_message(command: str, stderr: str) -> str:
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    detail = _detail(stderr)
+    return f"git {command} failed: {detail}" if detail else f"git {command} failed."
+
+
+def _detail(stderr: str, skip: str = "\0") -> str:
+    lines = [line.strip() for line in stderr.splitlines() if line.strip() and skip not in line]
     detail = " ".join(lines[:6])
     if len(detail) > 600:
         detail = detail[:600] + "..."
-    return f"git {command} failed: {detail}" if detail else f"git {command} failed."
+    return detail

@@ -11,9 +11,10 @@ Every git call therefore gets, on its command line (``-c``, which beats every fi
 
 - ``ALWAYS``: output-shaping settings that also close programs git would otherwise run on a
   read (signature verification, the ``ext::`` transport, implicit bare repositories, index
-  refreshes by ``git diff``);
+  refreshes by ``git diff``, a gitlink's diff run by git inside the submodule);
 - ``UNTRUSTED`` for a repository the user has not trusted: no fsmonitor, no submodule
-  recursion (a submodule's own configuration is not inspected);
+  recursion (a submodule's own configuration is not inspected; status and diff also carry
+  ``IGNORE_SUBMODULES``, the only form that beats a ``submodule.<name>.ignore``);
 - ``core.hooksPath=/dev/null`` for every read, and for writes in untrusted repositories.
 
 and, for an untrusted repository, environment entries (``GIT_CONFIG_COUNT``, which carry any
@@ -51,13 +52,22 @@ ALWAYS: tuple[tuple[str, str], ...] = (
     # writes nothing.
     ("diff.autoRefreshIndex", "false"),
     ("core.pager", "cat"),
+    # diff.submodule=diff (or log) makes a diff of a gitlink run git inside the submodule:
+    # another repository, with its own configuration and attributes, and without this
+    # command's --no-textconv/--no-ext-diff or the GIT_CONFIG_COUNT entries of
+    # Safety.environment (git drops those for submodule processes). Trusting a superproject
+    # does not trust what its submodules hold; and the API shows one path's diff, for a
+    # gitlink its two commit ids. So: for every repository, trusted or not.
+    ("diff.submodule", "short"),
 )
 
 UNTRUSTED: tuple[tuple[str, str], ...] = (
     ("core.fsmonitor", "false"),
     # git status and git diff would run "git status" inside each submodule, with that
     # submodule's own configuration (filters) unseen by this module: report only the
-    # submodule commits the superproject records.
+    # submodule commits the superproject records. A submodule.<name>.ignore in .gitmodules
+    # or the repository's configuration beats this key: status and diff also get
+    # IGNORE_SUBMODULES on their command line, which beats both.
     ("diff.ignoreSubmodules", "dirty"),
     ("status.submoduleSummary", "false"),
     ("submodule.recurse", "false"),
@@ -65,10 +75,16 @@ UNTRUSTED: tuple[tuple[str, str], ...] = (
     ("push.recurseSubmodules", "no"),
 )
 
+# The flag status and diff of an untrusted repository carry (see UNTRUSTED).
+IGNORE_SUBMODULES = "--ignore-submodules=dirty"
+
 # The configuration files a repository brings (its own, its worktree's, what they include).
 REPOSITORY_SCOPES = frozenset({"local", "worktree"})
 
-_FILTER = re.compile(r"^filter\.(?P<name>.+)\.(?:clean|smudge|process|required)$", re.DOTALL)
+# A driver's name is the subsection as written: any bytes, dots, quotes and spaces included,
+# and empty too (`filter=` in .gitattributes names the driver "", `filter..clean`). git
+# splits the key at its first and last dot, and so does this pattern (greedy).
+_FILTER = re.compile(r"^filter\.(?P<name>.*)\.(?:clean|smudge|process|required)$", re.DOTALL)
 _FILTER_NEUTRAL = (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false"))
 # Program keys with a faithful neutral value: the user's own setting, else git's default.
 _PROGRAM_DEFAULTS = {
@@ -84,8 +100,8 @@ _PROGRAM_DEFAULTS = {
 # Keys that name a program git runs for fetch, pull or push; no faithful neutral value.
 _NETWORK = re.compile(
     r"^(?:core\.(?:sshcommand|gitproxy|askpass|alternaterefscommand)"
-    r"|credential\.(?:.+\.)?helper"
-    r"|remote\..+\.(?:uploadpack|receivepack|vcs))$",
+    r"|credential\.(?:.*\.)?helper"
+    r"|remote\..*\.(?:uploadpack|receivepack|vcs))$",
     re.DOTALL,
 )
 # Keys only a commit uses that name a program and have no neutral value.
@@ -96,11 +112,11 @@ _COMMIT = frozenset({"gpg.ssh.defaultkeycommand"})
 _SHOWN = re.compile(
     r"^(?:core\.(?:fsmonitor|hookspath|sshcommand|gitproxy|askpass|alternaterefscommand|editor"
     r"|pager)"
-    r"|filter\..+\.(?:clean|smudge|process)"
-    r"|diff\..+\.(?:textconv|command)|diff\.external|merge\..+\.driver"
-    r"|gpg\.(?:.+\.)?program|gpg\.ssh\.defaultkeycommand"
-    r"|credential\.(?:.+\.)?helper"
-    r"|remote\..+\.(?:uploadpack|receivepack|vcs)"
+    r"|filter\..*\.(?:clean|smudge|process)"
+    r"|diff\..*\.(?:textconv|command)|diff\.external|merge\..*\.driver"
+    r"|gpg\.(?:.*\.)?program|gpg\.ssh\.defaultkeycommand"
+    r"|credential\.(?:.*\.)?helper"
+    r"|remote\..*\.(?:uploadpack|receivepack|vcs)"
     r"|pager\..+|sequence\.editor|protocol\..*allow)$",
     re.DOTALL,
 )

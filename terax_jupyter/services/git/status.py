@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from terax_jupyter.services.git.safety import IGNORE_SUBMODULES
+
 if TYPE_CHECKING:
     from terax_jupyter.security import DenyList
     from terax_jupyter.services.git.repository import Repo
@@ -144,7 +146,9 @@ def mark_denied(status: Status, deny: DenyList, root: str) -> None:
 
 
 async def read_status(runner: GitRunner, repo: Repo, deny: DenyList) -> Status:
-    result = await runner.run(repo, *STATUS_ARGS)
+    # Untrusted: submodules are not entered, whatever .gitmodules says (safety.UNTRUSTED).
+    submodules = () if repo.trusted else (IGNORE_SUBMODULES,)
+    result = await runner.run(repo, *STATUS_ARGS, *submodules)
     status = parse_status(result.stdout)
     status.root = repo.root
     status.index_locked = repo.index_locked()

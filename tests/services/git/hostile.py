@@ -156,3 +156,30 @@ def git_state(git_dir: Path) -> dict[str, tuple[int, int]]:
             info = os.stat(path)
             state[os.path.relpath(path, git_dir)] = (info.st_size, info.st_mtime_ns)
     return state
+
+
+def partial_clone(root: Path, trap: Trap, *, missing: str) -> str:
+    """A repository that says it is a partial clone of a promisor remote whose upload-pack is
+    the trap (a local path: no network needed), with one object gone: the blob of f.txt's
+    first version (``missing="blob"``) or the tree of d/ (``"tree"``, the index removed so
+    that status must read it). Any read that needs the object makes git fetch it lazily
+    through the trap. Returns the missing object's id."""
+    init_repo(root)
+    write(root, "d/f.txt", "v1\n")
+    commit_all(root, "one")
+    write(root, "d/f.txt", "v2\n")
+    commit_all(root, "two")
+    spec = "HEAD~1:d/f.txt" if missing == "blob" else "HEAD:d"
+    oid = git(root, "rev-parse", spec).strip()
+    (root / ".git" / "objects" / oid[:2] / oid[2:]).unlink()
+    for key, value in (
+        ("core.repositoryformatversion", "1"),
+        ("extensions.partialClone", "origin"),
+        ("remote.origin.url", str(root.parent / "nowhere")),
+        ("remote.origin.promisor", "true"),
+        ("remote.origin.uploadpack", str(trap.program)),
+    ):
+        git(root, "config", key, value)
+    if missing == "tree":
+        (root / ".git" / "index").unlink()
+    return oid
