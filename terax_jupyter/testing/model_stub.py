@@ -6,7 +6,9 @@ answer of the turn's text) and ``GET /v1/models`` from a background thread, so s
 tests, a Jupyter server in the same process and other processes can all use it. Answers
 come from a FIFO script of turns (``stub.script([...])``, ``stub.add(turn)``, or ``POST
 /_stub/script`` from another process); with the script empty it echoes the last user
-message, so benchmarks can loop. Run it alone with ``python -m terax_jupyter.testing.model_stub``.
+message, so benchmarks can loop. ``profile`` (``ModelStub(profile="gemini")``) makes it
+refuse requests the way that provider does (``provider_profiles``). Run it alone with
+``python -m terax_jupyter.testing.model_stub``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, NamedTuple
+
+from terax_jupyter.testing import provider_profiles
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -340,6 +344,37 @@ def _error_body(status: int, anthropic: bool) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "code": None}}
 
 
+def _has_empty_message(body: dict[str, Any], anthropic: bool) -> bool:
+    """Whether a chat request holds a message a strict server refuses: an assistant message
+    with neither text nor tool calls (Mistral), or any message of no content (Anthropic)."""
+    for message in body.get("messages") or []:
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        empty = content is None or (isinstance(content, (str, list)) and not content)
+        if isinstance(content, str) and not content.strip():
+            empty = True
+        if anthropic and empty:
+            return True
+        if message.get("role") == "assistant" and empty and not message.get("tool_calls"):
+            return True
+    return False
+
+
+def _empty_message_error(anthropic: bool) -> dict[str, Any]:
+    if anthropic:
+        message = "messages: all messages must have non-empty content"
+        return {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+    # Mistral's words for it.
+    return {
+        "object": "error",
+        "message": "Assistant message must have either content or tool_calls, but not none.",
+        "type": "invalid_request_message_order",
+        "param": None,
+        "code": "3230",
+    }
+
+
 def last_user_text(body: dict[str, Any]) -> str:
     """The text of the last user message of a chat request (what a test asked the model)."""
     for message in reversed(body.get("messages") or []):
@@ -447,6 +482,12 @@ class _Handler(BaseHTTPRequestHandler):
     def _control(self, path: str, body: Any) -> None:
         stub = self.server.stub
         if path == "/_stub/script" and self.command == "POST" and isinstance(body, dict):
+            profile = body.get("profile", stub.profile)
+            if profile is not None and profile not in provider_profiles.PROFILES:
+                # Refused before anything changes.
+                self._json(400, {"error": {"message": f"no stub profile {profile!r}"}})
+                return
+            stub.profile = profile
             turns = [Turn.from_json(t) for t in body.get("turns") or []]
             if body.get("append"):
                 for turn in turns:
@@ -466,6 +507,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, body: dict[str, Any], anthropic: bool) -> None:
         stub = self.server.stub
+        if stub.strict and _has_empty_message(body, anthropic):
+            self._json(400, _empty_message_error(anthropic))
+            return
+        # The provider's own refusal of what it does not take (see provider_profiles).
+        refused = provider_profiles.refusal(stub.profile, body, anthropic, stub.memory)
+        if refused is not None:
+            self._json(*refused)
+            return
         turn = stub._next_turn()
         if turn is None:
             echo = f"echo: {last_user_text(body)}"
@@ -480,7 +529,9 @@ class _Handler(BaseHTTPRequestHandler):
         elif anthropic:
             events = anthropic_events(turn, model)
         else:
-            events = openai_events(turn, model)
+            events = provider_profiles.decorate(stub.profile, openai_events(turn, model))
+        if not anthropic:
+            stub.memory.remember(events)
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
         self.send_header("Cache-Control", "no-cache")
@@ -541,7 +592,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class ModelStub:
-    """The stub server. ``ModelStub(models=[...], require_key="sk-...")``; ``start()`` /
+    """The stub server. ``ModelStub(models=[...], require_key="sk-...", strict=True)``
+    (strict: 400 to a request holding an empty message, as Mistral); ``start()`` /
     ``stop()`` or ``with ModelStub() as stub:``; ``stub.url`` is the base URL
     (``http://127.0.0.1:PORT/v1``) for both wire formats."""
 
@@ -552,9 +604,16 @@ class ModelStub:
         require_key: str | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        strict: bool = False,
+        profile: str | None = None,
     ) -> None:
         self.models = list(models)
         self.require_key = require_key
+        # Strict: answer 400 to a request holding an empty message, as Mistral and
+        # Anthropic do (a test may switch it on for one case: ``stub.strict = True``).
+        self.strict = strict
+        self.profile = profile
+        self.memory = provider_profiles.Memory()
         self._address = (host, port)
         self._turns: collections.deque[Turn] = collections.deque()
         self._received: list[Received] = []
@@ -645,6 +704,19 @@ class ModelStub:
         with self._lock:
             self._turns.clear()
             self._received.clear()
+        self.memory.clear()
+
+    @property
+    def profile(self) -> str | None:
+        """The provider whose rules the stub enforces on chat requests, or None for none
+        (``provider_profiles.PROFILES`` names them)."""
+        return self._profile
+
+    @profile.setter
+    def profile(self, value: str | None) -> None:
+        if value is not None and value not in provider_profiles.PROFILES:
+            raise ValueError(f"no stub profile {value!r}")
+        self._profile = value
 
     def _next_turn(self) -> Turn | None:
         with self._lock:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from typing import TYPE_CHECKING, Any
@@ -668,6 +669,74 @@ async def test_cancel_while_waiting_for_approval_expires_it(
     assert not (jp_root_dir / "late.txt").exists()
 
 
+# -- what providers want back ----------------------------------------------------------------
+
+
+async def move_builtin_to_the_stub(terax_api: Api, provider: str, stub: ModelStub) -> None:
+    """A user points a built-in at the stub, as at a proxy: it stays that provider."""
+    await terax_api(
+        f"ai/providers/{provider}", method="PUT", body={"base_url": stub.url, "local": True}
+    )
+
+
+async def test_gemini_gets_its_thought_signatures_back_in_later_runs(
+    terax_api: Api, open_events: Any, model_stub: ModelStub, jp_root_dir: Path
+) -> None:
+    """Issue 15 item 7: the signature Gemini attaches to a call is stored with the call and
+    sent back in every later request, in this run and the next; the stub answers 400
+    without it, as Gemini does."""
+    (jp_root_dir / "app.py").write_text("print('hi')\n")
+    model_stub.profile = "gemini"
+    await move_builtin_to_the_stub(terax_api, "gemini", model_stub)
+    model_stub.script(
+        [
+            turns.tool_call("read_file", {"path": "app.py"}),
+            turns.text("It prints hi."),
+            turns.tool_call("read_file", {"path": "app.py"}),
+            turns.text("Still hi."),
+        ]
+    )
+    session_id = await new_session(terax_api, provider="gemini", model="gemini-3-pro-preview")
+    for prompt, answer in (("What does app.py do?", "It prints hi."), ("Again?", "Still hi.")):
+        events = await run(terax_api, open_events, session_id, prompt)
+        assert (await events.until("finish"))["reason"] == "stop", events.of("error")
+        assert events.text().endswith(answer)
+    assert len(model_stub.requests) == 4
+    signed = [
+        call["extra_content"]["google"]["thought_signature"]
+        for message in model_stub.requests[3].body["messages"]
+        for call in message.get("tool_calls") or []
+    ]
+    assert len(signed) == 2
+    assert set(signed) <= model_stub.memory.signatures
+    stored = (await terax_api(f"ai/sessions/{session_id}/messages"))["messages"]
+    calls = [c for m in stored for c in m["tool_calls"]]
+    assert [c["extra"]["provider"] for c in calls] == ["gemini", "gemini"]
+
+
+async def test_deepseek_gets_the_thoughts_of_a_turn_that_called_a_tool(
+    terax_api: Api, open_events: Any, model_stub: ModelStub, jp_root_dir: Path
+) -> None:
+    """Issue 15 item 8: in thinking mode DeepSeek wants the reasoning_content of a turn that
+    called a tool back (400 otherwise); the stored reasoning is sent, to DeepSeek only."""
+    (jp_root_dir / "app.py").write_text("print('hi')\n")
+    model_stub.profile = "deepseek"
+    await move_builtin_to_the_stub(terax_api, "deepseek", model_stub)
+    thinking = turns.tool_call("read_file", {"path": "app.py"})
+    model_stub.script(
+        [
+            dataclasses.replace(thinking, reasoning="I should read app.py first."),
+            turns.reasoning("Easy.", "It prints hi."),
+        ]
+    )
+    session_id = await new_session(terax_api, provider="deepseek", model="deepseek-reasoner")
+    events = await run(terax_api, open_events, session_id, "What does app.py do?")
+    assert (await events.until("finish"))["reason"] == "stop", events.of("error")
+    assert events.text().endswith("It prints hi.")
+    [sent] = [m for m in model_stub.requests[1].body["messages"] if m.get("tool_calls")]
+    assert sent["reasoning_content"] == "I should read app.py first."
+
+
 # -- provider errors ------------------------------------------------------------------------
 
 
@@ -740,6 +809,20 @@ async def test_a_model_that_stops_answering_times_out(
     error = await finish_with_error(terax_api, open_events)
     assert error["reason"] == "provider_timeout"
     assert "took too long" in error["message"]
+
+
+@pytest.mark.parametrize("ai_config", [{"read_timeout": 1.0}])
+async def test_keep_alive_comments_do_not_defeat_the_read_timeout(
+    terax_api: Api, open_events: Any, model_stub: ModelStub
+) -> None:
+    """Issue 15 item 11: read_timeout is the longest wait for data; a server sending only
+    ": keep-alive" comments (4 s of them here) has stalled, however alive it says it is."""
+    answer = turns.openai_events(turns.text("late"), "stub-model")
+    stalled = [": keep-alive\n\n"] * 20 + answer
+    model_stub.script([turns.slow(turns.raw(stalled), 0.2)])
+    error = await finish_with_error(terax_api, open_events)
+    assert error["reason"] == "provider_timeout"
+    assert "took too long (the next part of the answer)" in error["message"]
 
 
 async def test_an_unknown_model_and_a_cut_stream_are_errors_a_person_can_act_on(

@@ -57,6 +57,8 @@ ERROR_STATUS = {
 class AnthropicProvider(HttpProvider):
     """The Messages API with ``stream: true``."""
 
+    KEEPALIVE_EVENTS = frozenset({"ping"})
+
     def headers(self) -> dict[str, str]:
         headers = dict(self.config.headers)
         headers["anthropic-version"] = API_VERSION
@@ -98,7 +100,7 @@ class AnthropicProvider(HttpProvider):
                 headers=self.headers(),
             ) as source:
                 await call.check(source.response, stream=True)
-                async with aclosing(source.aiter_sse()) as events:
+                async with aclosing(self._paced(source.aiter_sse())) as events:
                     async for sse in events:
                         # Read on to the end after message_stop (see OpenAIProvider).
                         if reader.done or not sse.data:

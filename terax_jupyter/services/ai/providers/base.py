@@ -30,23 +30,35 @@ class ToolSpec:
 @dataclass
 class ToolCall:
     """One call the model asked for. ``arguments_error`` is set when the model's argument
-    text was not a JSON object; ``arguments`` is then empty and the call must fail."""
+    text was not a JSON object; ``arguments`` is then empty and the call must fail.
+
+    ``extra`` is what the provider attached to the call and wants back with it (Gemini's
+    thought signature), opaque to everything but the adapter that read it: it names that
+    provider (``{"provider": id, ...}``), so it is sent back to that provider only. It is
+    stored with the call and kept when the runtime gives the call its own id.
+    """
 
     id: str
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
     arguments_error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if not self.extra:
+            del data["extra"]  # most calls have none; stored rows stay as they were
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ToolCall:
+        extra = data.get("extra")
         return cls(
             id=data["id"],
             name=data["name"],
             arguments=dict(data.get("arguments") or {}),
             arguments_error=data.get("arguments_error"),
+            extra=dict(extra) if isinstance(extra, dict) else {},
         )
 
 
@@ -54,9 +66,10 @@ class ToolCall:
 class Message:
     """One turn of a conversation.
 
-    ``assistant`` messages may carry ``tool_calls`` (and ``reasoning``, which adapters may
-    drop when the wire format cannot take it back); a ``tool`` message answers exactly one
-    call, by ``tool_call_id``, with ``name`` the tool's name and ``is_error`` when it failed.
+    ``assistant`` messages may carry ``tool_calls`` (and ``reasoning``, which adapters send
+    back only to a provider that wants it: DeepSeek after a tool call); a ``tool`` message
+    answers exactly one call, by ``tool_call_id``, with ``name`` the tool's name and
+    ``is_error`` when it failed.
     """
 
     role: Role

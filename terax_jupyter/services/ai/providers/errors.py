@@ -95,10 +95,29 @@ def provider_message(body: str, redact: Callable[[str], str] = redact_shapes) ->
                     break
         if not text and isinstance(data.get("detail"), str):
             text = data["detail"]
+        if not text:
+            # Validation errors of FastAPI servers: Mistral's 422 ({"message": {"detail":
+            # [...]}}), vLLM's ({"detail": [...]}).
+            nested = inner.get("message") if isinstance(inner, dict) else None
+            holder = nested if isinstance(nested, dict) else data
+            text = _validation_detail(holder.get("detail"))
     elif data is None and body.lstrip()[:1] != "<":  # not HTML pages
         text = body
     text = " ".join(redact(text).split())
     return text if len(text) <= MAX_DETAIL else text[: MAX_DETAIL - 1] + "…"
+
+
+def _validation_detail(detail: Any) -> str:
+    """``body.stream_options: Extra inputs are not permitted; ...`` from a pydantic list."""
+    if not isinstance(detail, list):
+        return ""
+    parts = []
+    for item in detail[:5]:
+        if isinstance(item, dict) and isinstance(item.get("msg"), str):
+            loc = item.get("loc")
+            where = ".".join(str(p) for p in loc) if isinstance(loc, list) else ""
+            parts.append(f"{where}: {item['msg']}" if where else item["msg"])
+    return "; ".join(parts)
 
 
 def _says(label: str, detail: str) -> str:

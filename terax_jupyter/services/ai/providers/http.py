@@ -4,7 +4,11 @@ point, and reading a model list."""
 from __future__ import annotations
 
 import abc
+import asyncio
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
+
+import httpx
 
 from terax_jupyter.services.ai.providers.base import Provider
 from terax_jupyter.services.ai.providers.errors import ProviderCall, bad_response, redactor_for
@@ -13,7 +17,7 @@ from terax_jupyter.services.ai.providers.retry import RetryPolicy
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    import httpx
+    from httpx_sse import ServerSentEvent
 
     from terax_jupyter.security.redact import Redactor
     from terax_jupyter.services.ai.providers.base import ChatRequest, ProviderConfig, StreamEvent
@@ -52,6 +56,36 @@ class HttpProvider(Provider):
     @abc.abstractmethod
     def _attempt(self, payload: dict[str, Any], model: str) -> AsyncIterator[StreamEvent]:
         """One try at streaming ``payload``; the retry policy decides about the next."""
+
+    # Events that say only "still here" (Anthropic's ping): like SSE comments, which never
+    # reach us, they do not count as progress of the answer.
+    KEEPALIVE_EVENTS: frozenset[str] = frozenset()
+
+    async def _paced(
+        self, events: AsyncIterator[ServerSentEvent]
+    ) -> AsyncIterator[ServerSentEvent]:
+        """``events``, failing as a read timeout when no event with data arrived for the
+        client's read timeout. httpx times single socket reads only, so a server sending
+        keep-alive comments (``: OPENROUTER PROCESSING``) or pings would hold a stalled
+        answer open for ever."""
+        limit = self._client.timeout.read
+        loop = asyncio.get_running_loop()
+        deadline = None if limit is None else loop.time() + limit
+        # Closing this closes the reader too (rather than leaving it to the garbage collector).
+        async with aclosing(events):  # type: ignore[type-var]
+            while True:
+                try:
+                    # wait_for rather than asyncio.timeout_at: Python 3.10 is supported.
+                    remaining = None if deadline is None else max(0.0, deadline - loop.time())
+                    sse = await asyncio.wait_for(anext(events), remaining)
+                except StopAsyncIteration:
+                    return
+                except TimeoutError:
+                    # ProviderCall makes it the stall error ("the next part of the answer").
+                    raise httpx.ReadTimeout("no data event within the read timeout") from None
+                if limit is not None and sse.data and sse.event not in self.KEEPALIVE_EVENTS:
+                    deadline = loop.time() + limit
+                yield sse
 
     def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
         payload = self.payload(request)

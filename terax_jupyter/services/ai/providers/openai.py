@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import uuid
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from terax_jupyter.services.ai.providers.base import (
         ChatRequest,
         Message,
+        ProviderConfig,
         StreamEvent,
     )
 
@@ -50,10 +53,50 @@ FINISH_REASONS = {
 # a model without a FIM template or no ``suffix`` support (400), or not implemented (501).
 FIM_UNSUPPORTED = frozenset({400, 404, 501})
 MAX_COMPLETION_BODY = 1024 * 1024
+# Provider extras of one tool call kept at most (Gemini's signatures are a few KB): a
+# server cannot grow the stored conversation without bound through them.
+MAX_EXTRA_JSON = 64 * 1024
+# Tool call ids as the strictest servers take them: Mistral's API, and Mistral models'
+# chat templates on vLLM, llama.cpp and MLX, refuse any other id with a 400 (or a 404).
+_WIRE_ID = re.compile(r"[A-Za-z0-9]{9}", re.ASCII)
+_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+@dataclass(frozen=True)
+class WireProfile:
+    """What one server of this format wants beyond the common API.
+
+    ``reasoning_back``: thoughts of an assistant message with tool calls go back as
+    ``reasoning_content`` (DeepSeek's thinking mode answers 400 without them; no other
+    server is sent them, Mistral refuses the field). ``stream_options``: the server takes
+    ``stream_options.include_usage`` (Mistral refuses it with a 422 and sends usage anyway).
+    ``max_tokens_name``: OpenAI itself refuses max_tokens for its reasoning models; the
+    servers that copy its API know only max_tokens.
+    """
+
+    reasoning_back: bool = False
+    stream_options: bool = True
+    max_tokens_name: str = "max_tokens"
+
+
+def wire_profile(config: ProviderConfig) -> WireProfile:
+    """The profile of ``config``: by the built-in it is, or the host it points at."""
+    host = _host(config.base_url)
+    if host == "api.openai.com":
+        return WireProfile(max_tokens_name="max_completion_tokens")
+    if config.id == "deepseek" or host == "api.deepseek.com":
+        return WireProfile(reasoning_back=True)
+    if config.id == "mistral" or host == "api.mistral.ai":
+        return WireProfile(stream_options=False)
+    return WireProfile()
 
 
 class OpenAIProvider(HttpProvider):
     """``POST {base_url}/chat/completions`` with ``stream: true``, read as server-sent events."""
+
+    @property
+    def profile(self) -> WireProfile:
+        return wire_profile(self.config)
 
     def headers(self) -> dict[str, str]:
         headers = dict(self.config.headers)
@@ -63,12 +106,17 @@ class OpenAIProvider(HttpProvider):
 
     def payload(self, request: ChatRequest) -> dict[str, Any]:
         """The request body for ``request``."""
-        body: dict[str, Any] = {
-            "model": request.model,
-            "messages": [_message(m) for m in request.messages],
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
+        profile = self.profile
+        messages = [
+            _message(m, self.config.id, profile)
+            for m in request.messages
+            # An empty assistant message says nothing, and strict servers (Mistral) refuse
+            # it with a 400 on every later request of the conversation.
+            if not (m.role == "assistant" and not m.content and not m.tool_calls)
+        ]
+        body: dict[str, Any] = {"model": request.model, "messages": messages, "stream": True}
+        if profile.stream_options:
+            body["stream_options"] = {"include_usage": True}
         if request.tools:
             body["tools"] = [
                 {
@@ -82,10 +130,7 @@ class OpenAIProvider(HttpProvider):
                 for t in request.tools
             ]
         if request.max_output_tokens is not None:
-            # OpenAI itself refuses max_tokens for its reasoning models; the servers that
-            # copy its API know only max_tokens.
-            name = "max_completion_tokens" if _is_openai(self._base) else "max_tokens"
-            body[name] = request.max_output_tokens
+            body[profile.max_tokens_name] = request.max_output_tokens
         if request.temperature is not None:
             body["temperature"] = request.temperature
         # request.reasoning asks nothing here: reasoning models of this format think on their
@@ -94,7 +139,7 @@ class OpenAIProvider(HttpProvider):
 
     async def _attempt(self, payload: dict[str, Any], model: str) -> AsyncIterator[StreamEvent]:
         call = ProviderCall(self.config, redact=self._redact, model=model)
-        reader = _ChunkReader()
+        reader = _ChunkReader(self.config.id)
         with call:
             async with aconnect_sse(
                 self._client,
@@ -104,7 +149,7 @@ class OpenAIProvider(HttpProvider):
                 headers=self.headers(),
             ) as source:
                 await call.check(source.response, stream=True)
-                async with aclosing(source.aiter_sse()) as events:
+                async with aclosing(self._paced(source.aiter_sse())) as events:
                     async for sse in events:
                         # Read on to the end after [DONE] (servers close right after it), so
                         # that httpx's readers end here rather than in the garbage collector.
@@ -186,25 +231,51 @@ class OpenAIProvider(HttpProvider):
         return text if _is_str(text) else ""
 
 
-def _message(message: Message) -> dict[str, Any]:
+def _message(message: Message, provider_id: str, profile: WireProfile) -> dict[str, Any]:
     if message.role == "assistant":
         data: dict[str, Any] = {"role": "assistant", "content": message.content}
         if message.tool_calls:
-            # Reasoning is not sent back: DeepSeek refuses reasoning_content in requests,
-            # and the others ignore it.
             data["content"] = message.content or None
-            data["tool_calls"] = [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
-                }
-                for call in message.tool_calls
-            ]
+            if profile.reasoning_back and message.reasoning:
+                # DeepSeek's thinking mode wants the thoughts of every turn that called a
+                # tool back, in all later requests; turns without calls need none.
+                data["reasoning_content"] = message.reasoning
+            data["tool_calls"] = [_wire_call(call, provider_id) for call in message.tool_calls]
         return data
     if message.role == "tool":
-        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+        return {
+            "role": "tool",
+            "tool_call_id": wire_id(message.tool_call_id or ""),
+            "content": message.content,
+        }
     return {"role": message.role, "content": message.content}
+
+
+def _wire_call(call: ToolCall, provider_id: str) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "id": wire_id(call.id),
+        "type": "function",
+        "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+    }
+    extra = call.extra
+    # Only the provider that attached extras gets them back (another may refuse the field).
+    if extra.get("provider") == provider_id and isinstance(extra.get("extra_content"), dict):
+        data["extra_content"] = extra["extra_content"]  # Gemini's thought signature
+    return data
+
+
+def wire_id(call_id: str) -> str:
+    """A tool call id as every server takes it: nine letters and digits. Ids of that shape
+    pass unchanged; any other maps to one, the same each time (a call and its result must
+    keep matching), so a conversation can move between providers."""
+    if _WIRE_ID.fullmatch(call_id):
+        return call_id
+    number = int.from_bytes(hashlib.sha256(call_id.encode("utf-8")).digest()[:8], "big")
+    letters = []
+    for _ in range(9):
+        number, digit = divmod(number, len(_ALPHABET))
+        letters.append(_ALPHABET[digit])
+    return "".join(letters)
 
 
 @dataclass
@@ -214,12 +285,15 @@ class _PartialCall:
     name: str = ""
     arguments: str = ""
     announced: bool = False
+    extra_content: dict[str, Any] = field(default_factory=dict)
 
 
 class _ChunkReader:
-    """Turns chat.completion.chunk objects into stream events."""
+    """Turns chat.completion.chunk objects into stream events; ``provider_id`` tags the
+    extras of the calls it reads."""
 
-    def __init__(self) -> None:
+    def __init__(self, provider_id: str = "") -> None:
+        self.provider_id = provider_id
         self.calls: dict[int, _PartialCall] = {}
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
@@ -228,8 +302,15 @@ class _ChunkReader:
     def feed(self, chunk: dict[str, Any]) -> list[StreamEvent]:
         events: list[StreamEvent] = []
         usage = chunk.get("usage")
+        if not isinstance(usage, dict):
+            # Groq puts usage in x_groq of the last chunk; llama.cpp's server only times
+            # the answer when it is not asked (or too old) for usage.
+            groq = chunk.get("x_groq")
+            usage = groq.get("usage") if isinstance(groq, dict) else None
         if isinstance(usage, dict):
             self.usage = _usage(usage)
+        elif isinstance(chunk.get("timings"), dict) and self.usage is None:
+            self.usage = _timings_usage(chunk["timings"])
         choices = chunk.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             return events
@@ -267,6 +348,10 @@ class _ChunkReader:
         partial = self.calls.setdefault(index, _PartialCall(index))
         if _is_str(call_id) and call_id:
             partial.id = call_id
+        extra_content = fragment.get("extra_content")
+        if isinstance(extra_content, dict) and extra_content:
+            # Gemini's thought signature rides here; it must go back with the call.
+            partial.extra_content.update(extra_content)
         function = fragment.get("function") or {}
         if isinstance(function, dict):
             name = function.get("name")
@@ -294,7 +379,11 @@ class _ChunkReader:
             if not partial.announced:
                 events.append(ToolCallStarted(partial.id, partial.name, partial.index))
             arguments, problem = parse_arguments(partial.name, partial.arguments)
-            events.append(ToolCallReady(ToolCall(partial.id, partial.name, arguments, problem)))
+            call = ToolCall(partial.id, partial.name, arguments, problem)
+            extra = {"provider": self.provider_id, "extra_content": partial.extra_content}
+            if partial.extra_content and len(json.dumps(extra)) <= MAX_EXTRA_JSON:
+                call.extra = extra
+            events.append(ToolCallReady(call))
         if self.usage is not None:
             events.append(self.usage)
         reason = FINISH_REASONS.get(self.finish_reason or "stop", self.finish_reason or "stop")
@@ -316,6 +405,17 @@ def _usage(data: dict[str, Any]) -> Usage:
     )
 
 
+def _timings_usage(timings: dict[str, Any]) -> Usage:
+    """Usage from llama.cpp's ``timings``: ``prompt_n`` counts only the prompt tokens it
+    evaluated, ``cache_n`` those it reused."""
+    cached = _int(timings.get("cache_n"))
+    return Usage(
+        input_tokens=_int(timings.get("prompt_n")) + cached,
+        output_tokens=_int(timings.get("predicted_n")),
+        cached_tokens=cached,
+    )
+
+
 def _int(value: Any) -> int:
     return value if _is_int(value) else 0
 
@@ -328,8 +428,8 @@ def _is_str(value: Any) -> bool:
     return isinstance(value, str)
 
 
-def _is_openai(base_url: str) -> bool:
+def _host(base_url: str) -> str:
     try:
-        return httpx.URL(base_url).host == "api.openai.com"
+        return httpx.URL(base_url).host
     except httpx.InvalidURL:
-        return False
+        return ""

@@ -171,6 +171,26 @@ def test_overloaded_redirect_and_too_long() -> None:
         ({"error": "ollama style"}, "ollama style"),
         ([{"error": {"code": 400, "message": "gemini style"}}], "gemini style"),
         ({"detail": "fastapi style"}, "fastapi style"),
+        (
+            {
+                "object": "error",
+                "message": {
+                    "detail": [
+                        {
+                            "type": "extra_forbidden",
+                            "loc": ["body", "stream_options"],
+                            "msg": "Extra inputs are not permitted",
+                        }
+                    ]
+                },
+                "type": "invalid_request_error",
+            },
+            "body.stream_options: Extra inputs are not permitted",  # Mistral's 422
+        ),
+        (
+            {"detail": [{"loc": ["body", "messages", 1], "msg": "Field required"}, {"x": 1}]},
+            "body.messages.1: Field required",  # vLLM's
+        ),
         ("plain text\nover lines", "plain text over lines"),
         ("<html><body>a proxy page</body></html>", ""),
     ],

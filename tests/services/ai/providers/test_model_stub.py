@@ -131,3 +131,25 @@ def test_stop_ends_slow_streams_and_idle_connections_promptly() -> None:
     assert problems  # the stream broke off: it did not finish
     with pytest.raises(RuntimeError):
         _ = stub.url
+
+
+def test_a_profile_is_chosen_by_name_and_reset_forgets_what_was_streamed() -> None:
+    with pytest.raises(ValueError, match="no stub profile"):
+        ModelStub(profile="gemini-ish")
+    with ModelStub() as stub:
+        post(f"{stub.origin}/_stub/script", {"turns": [], "profile": "gemini"})
+        assert stub.profile == "gemini"
+        refused = {"turns": [turns.text("x").to_json()], "profile": "nope"}
+        bad = httpx.post(f"{stub.origin}/_stub/script", json=refused)
+        assert bad.status_code == 400
+        assert stub.profile == "gemini"  # a refused change changes nothing
+        assert stub.pending == 0
+        stub.script([turns.tool_call("read_file", {"path": "a"})])
+        body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+        with httpx.stream("POST", f"{stub.url}/chat/completions", json=body) as answer:
+            streamed = answer.read().decode()
+        assert "thought_signature" in streamed
+        assert len(stub.memory.signatures) == 1
+        assert next(iter(stub.memory.signatures)) in streamed
+        stub.reset()
+        assert stub.memory.signatures == set()
