@@ -301,17 +301,31 @@ def build_server(connection: Connection) -> MCPServer:
             dict[str, Annotated[str, Field(max_length=10000)]] | None,
             Field(description="Values of the workflow's inputs, by name."),
         ] = None,
+        workflow_version: Annotated[
+            int | None,
+            Field(ge=1, description="Run only if the workflow is at this version."),
+        ] = None,
+        side_effect: Annotated[
+            Literal["read_only", "mutating", "destructive"] | None,
+            Field(description="Run only if the workflow has this side effect."),
+        ] = None,
     ) -> str:
         """Replay a saved read_only or mutating workflow in a fresh browser with the given
         inputs, without model calls. It is refused (with the reason) when the page changed, a
         target is missing or ambiguous, or a condition fails: then do the flow by hand and
-        save it again. Destructive workflows are refused here (approval_required): the user
-        runs them from the Terax AI panel in JupyterLab, where they approve each run."""
+        save it again. Pin workflow_version and side_effect (see list_workflows) to run it
+        only if it is still the workflow you mean (else version_mismatch,
+        side_effect_mismatch). Destructive workflows are refused here (approval_required):
+        the user runs them from the Terax AI panel in JupyterLab, where they approve each
+        run."""
+        body: dict[str, Any] = {"inputs": inputs or {}}
+        if workflow_version is not None:
+            body["workflow_version"] = workflow_version
+        if side_effect is not None:
+            body["side_effect"] = side_effect
         with refusals(c):
             result = await c.post(
-                f"browser/workflows/{segment(name)}/run",
-                {"inputs": inputs or {}},
-                read_timeout=180.0,
+                f"browser/workflows/{segment(name)}/run", body, read_timeout=180.0
             )
             return c.redact(render.replayed(result))
 

@@ -102,7 +102,8 @@ class AgentResult:
 
     @property
     def ok(self) -> bool:
-        return self.error is None and self.finish not in ("error", "cancelled")
+        # output_limit: the model's tool call was cut off by the output limit and not run.
+        return self.error is None and self.finish not in ("error", "cancelled", "output_limit")
 
     @property
     def files_changed(self) -> list[str]:

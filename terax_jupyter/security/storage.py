@@ -7,6 +7,7 @@ import errno
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 
 from terax_jupyter.exceptions import Unavailable
 
@@ -60,6 +61,32 @@ def read_private_file(path: str) -> str | None:
     finally:
         if fd >= 0:
             os.close(fd)
+
+
+def read_or_create_private_file(path: str, make: Callable[[], str]) -> str:
+    """The text of the private file ``path``, created with ``make()`` (0600, fsynced) if there
+    is none. Two processes creating it at once agree: the new file is linked into place only
+    if the name is free, and whatever is there then is read back. Insecure files are refused
+    as by ``read_private_file``."""
+    text = read_private_file(path)
+    if text is not None:
+        return text
+    directory = os.path.dirname(path) or "."
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=".tmp-", dir=directory)  # mode 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(make())
+            handle.flush()
+            os.fsync(handle.fileno())
+        with contextlib.suppress(FileExistsError):
+            os.link(temp, path)
+    finally:
+        os.unlink(temp)
+    text = read_private_file(path)
+    if text is None:
+        raise Unavailable(f"{path} could not be created.", reason="insecure_file")
+    return text
 
 
 def create_private_store(path: str, what: str) -> None:

@@ -165,6 +165,46 @@ def test_browser_records_a_flow_saves_it_and_replays_it(
     assert "input_missing" in mcp_session.error("run_workflow", name="catalog-search")
 
 
+def test_run_workflow_pins_the_version_and_side_effect(
+    mcp_session: McpSession, site: EvalSite
+) -> None:
+    page = mcp_session.text("browser_open", url=site.url("/search"))
+    page = mcp_session.text(
+        "browser_type", ref=ref(page, 'textbox "Query"'), text="apple", input="query"
+    )
+    mcp_session.text("browser_click", ref=ref(page, 'button "Search"'))
+    mcp_session.text("browser_save_workflow", name="pinned-search", side_effect="read_only")
+    inputs = {"query": "pear"}
+    replay = mcp_session.text(
+        "run_workflow",
+        name="pinned-search",
+        inputs=inputs,
+        workflow_version=1,
+        side_effect="read_only",
+    )
+    assert "Replayed 'pinned-search'" in replay
+    wrong_version = mcp_session.error(
+        "run_workflow", name="pinned-search", inputs=inputs, workflow_version=2
+    )
+    assert "version_mismatch" in wrong_version
+    wrong_effect = mcp_session.error(
+        "run_workflow", name="pinned-search", inputs=inputs, side_effect="mutating"
+    )
+    assert "side_effect_mismatch" in wrong_effect
+    # A destructive workflow saved as read-only over MCP: refused, it stays destructive.
+    page = mcp_session.text("browser_open", url=site.url("/items"))
+    page = mcp_session.text("browser_click", ref=ref(page, 'link "Delete gamma draft"'))
+    mcp_session.text("browser_click", ref=ref(page, 'button "Confirm delete"'))
+    mcp_session.text("browser_save_workflow", name="delete-gamma", side_effect="destructive")
+    site.reset()
+    lowered = mcp_session.error(
+        "browser_save_workflow", name="delete-gamma", side_effect="read_only", overwrite=True
+    )
+    assert "approval_required" in lowered
+    assert "approval_required" in mcp_session.error("run_workflow", name="delete-gamma")
+    assert site.deleted == []
+
+
 def test_browser_refusals_come_back_as_tool_errors(mcp_session: McpSession, site: EvalSite) -> None:
     assert "HTTP 403" in mcp_session.error("browser_open", url="http://10.0.0.1/")
     assert "Give exactly one" in mcp_session.error("browser_wait")

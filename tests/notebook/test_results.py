@@ -87,6 +87,17 @@ def test_the_fold_keeps_the_final_text_calls_approvals_and_usage() -> None:
     assert "changed a\\.py" in result._repr_markdown_()
 
 
+def test_a_run_whose_tool_call_the_output_limit_cut_is_not_ok() -> None:
+    fold = RunFold("s1")
+    for event in EVENTS:
+        if event["type"] == "finish":
+            event = {**event, "reason": "output_limit"}
+        fold.apply(event)
+    result = fold.result()
+    assert result.finish == "output_limit"
+    assert not result.ok
+
+
 def test_the_store_has_the_last_word_on_text_and_calls() -> None:
     fold = folded()
     messages = [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 import urllib.error
 import urllib.parse
@@ -412,3 +413,58 @@ def test_model_prices_make_turns_show_their_cost(
         expect(footer).to_contain_text("$0.0075", timeout=TIMEOUT_MS)
     finally:
         forget_model(root_lab, "stub", "stub-model")
+
+
+def chat_requests(model_stub: ModelStub) -> list[dict]:
+    return [r.body for r in model_stub.requests if r.path.endswith("/chat/completions")]
+
+
+def test_a_cut_answer_shows_a_note_and_continues_with_a_higher_limit(
+    root_lab: LabServer, page: Page, model_stub: ModelStub, request: pytest.FixtureRequest
+) -> None:
+    target = root_lab.root / "cut_by_limit.txt"
+    target.unlink(missing_ok=True)
+    cut_call = tool_call(
+        "write_file",
+        '{"path": "cut_by_limit.txt", "content": "one\\ntwo\\nthr',
+        output_tokens=4096,
+    )
+    model_stub.script(
+        [
+            dataclasses.replace(cut_call, finish="length"),
+            text("Wrote it in smaller pieces."),
+            text("A half answ", finish="content_filter"),
+        ]
+    )
+    panel = open_panel(page)
+    use_stub_provider(panel)
+    ask(panel, "Write cut_by_limit.txt")
+    note = panel.locator(".jp-TeraxAi-cutNote")
+    expect(note).to_be_visible(timeout=TIMEOUT_MS)
+    expect(note).to_have_attribute("data-cut", "length")
+    expect(note).to_contain_text("cut off the call to write_file")
+    expect(note).to_contain_text("nothing was run")
+    expect(panel.locator(".jp-TeraxAi-tool[data-tool='write_file']")).to_have_attribute(
+        "data-status", "error"
+    )
+    assert len(chat_requests(model_stub)) == 1  # stopped at once, not at the step limit
+    assert not target.exists()
+    page.screenshot(path=artifact_name(request, "-light"))
+
+    button = note.get_by_role("button", name="Continue with a higher limit")
+    button.click()
+    expect(panel.locator(".jp-TeraxAi-markdown").last).to_have_text(
+        "Wrote it in smaller pieces.", timeout=TIMEOUT_MS
+    )
+    first, second = chat_requests(model_stub)
+    assert second["max_tokens"] == 2 * first["max_tokens"]
+    # The note stays with its turn; the new turn has none, and offers nothing.
+    expect(panel.locator(".jp-TeraxAi-cutNote")).to_have_count(1)
+    expect(panel.get_by_role("button", name="Continue with a higher limit")).to_have_count(0)
+
+    ask(panel, "Explain it")
+    filtered = panel.locator(".jp-TeraxAi-turn").last.locator(".jp-TeraxAi-cutNote")
+    expect(filtered).to_have_text(
+        "The provider's content filter stopped the answer.", timeout=TIMEOUT_MS
+    )
+    expect(filtered.get_by_role("button")).to_have_count(0)

@@ -10,6 +10,7 @@ import * as React from 'react';
 import { type IAiDecision, type IAiRule, screenshotURL } from '../api/ai';
 import {
   type ChatPart,
+  cutNote,
   errorAction,
   formatCost,
   formatTokens,
@@ -21,9 +22,11 @@ import {
   isEditApproval,
   type IToolCard,
   type ITurn,
+  type IWorkflowApprovalDetails,
   keyNameIn,
   splitPrompt,
-  toolSubject
+  toolSubject,
+  workflowApprovalDetails
 } from '../common/aichat';
 import { formatDuration } from '../common/listnav';
 import { CSS } from './css';
@@ -50,6 +53,8 @@ interface ITurnProps {
   tools: IChatState['tools'];
   host: IChatHost;
   expandReasoning: boolean;
+  /** Run again with this output limit (offered on the last turn only). */
+  onContinue?: ((limit: number) => void) | null;
 }
 
 /**
@@ -64,6 +69,8 @@ function TurnView(props: ITurnProps): JSX.Element {
       : turn.finish === 'max_steps'
         ? trans.__('Stopped at the step limit.')
         : null;
+  const cut = turn.cut;
+  const higher = cut?.continueLimit ?? null;
   return (
     <div className={CSS.turn} data-run={turn.runId ?? ''}>
       {turn.prompt !== null && <Prompt prompt={turn.prompt} trans={trans} />}
@@ -84,6 +91,30 @@ function TurnView(props: ITurnProps): JSX.Element {
           </div>
         )}
         {finishNote && <div className={CSS.note}>{finishNote}</div>}
+        {cut && (
+          <div
+            className={`${CSS.note} ${CSS.cutNote}`}
+            data-tone="warning"
+            data-cut={cut.reason}
+          >
+            {cutNote(cut)}
+            {higher !== null && props.onContinue && !turn.running && (
+              <div className={CSS.actions}>
+                <button
+                  type="button"
+                  className={`${CSS.button} ${CSS.primary}`}
+                  title={trans.__(
+                    'Run again with up to %1 output tokens per step',
+                    higher
+                  )}
+                  onClick={() => props.onContinue?.(higher)}
+                >
+                  {trans.__('Continue with a higher limit')}
+                </button>
+              </div>
+            )}
+          </div>
+        )}
       </div>
       {turn.usage && !turn.running && (
         <div className={CSS.turnFooter}>
@@ -379,6 +410,65 @@ function DiffLines(props: { diff: string }): JSX.Element {
   );
 }
 
+/**
+ * Where a browser workflow runs and its exact steps, as the server bound the
+ * approval to them (typed values are placeholders).
+ */
+function WorkflowDetails(props: {
+  details: IWorkflowApprovalDetails;
+  host: IChatHost;
+}): JSX.Element {
+  const { details } = props;
+  const { trans } = props.host;
+  const rows: [string, string][] = [
+    [trans.__('Scope'), details.scope],
+    [trans.__('Origin'), details.origin],
+    [
+      trans.__('Version'),
+      details.previousVersion === null
+        ? String(details.version)
+        : trans.__(
+            '%1 (replacing %2)',
+            details.version,
+            details.previousVersion
+          )
+    ],
+    [
+      trans.__('Side effect'),
+      details.previousSideEffect
+        ? trans.__(
+            '%1 (was %2)',
+            details.sideEffect,
+            details.previousSideEffect
+          )
+        : details.sideEffect
+    ]
+  ];
+  if (details.page) {
+    rows.push([trans.__('Starts on'), details.page]);
+  }
+  return (
+    <div className={CSS.workflowDetails} data-workflow-approval="">
+      <dl>
+        {rows.map(([label, value]) => (
+          <React.Fragment key={label}>
+            <dt>{label}</dt>
+            <dd data-field={label}>{value}</dd>
+          </React.Fragment>
+        ))}
+      </dl>
+      <ol
+        className={`${CSS.pre} ${CSS.approvalCommand}`}
+        aria-label={trans.__('Steps')}
+      >
+        {details.steps.map((step, index) => (
+          <li key={index}>{step}</li>
+        ))}
+      </ol>
+    </div>
+  );
+}
+
 interface IApprovalProps {
   approval: IChatApproval;
   host: IChatHost;
@@ -405,6 +495,7 @@ export function ApprovalCard(props: IApprovalProps): JSX.Element {
     onDecide(approval.id, body);
   };
   const counts = edit ? changeCounts(approval) : null;
+  const workflow = workflowApprovalDetails(proposal);
   return (
     <div
       className={CSS.approval}
@@ -416,7 +507,8 @@ export function ApprovalCard(props: IApprovalProps): JSX.Element {
       <div className={CSS.approvalTitle}>
         <strong>{trans.__('Approve?')}</strong> {proposal.summary}
       </div>
-      {proposal.command && (
+      {workflow && <WorkflowDetails details={workflow} host={host} />}
+      {!workflow && proposal.command && (
         <pre className={`${CSS.pre} ${CSS.approvalCommand}`}>
           {proposal.command}
         </pre>

@@ -99,6 +99,13 @@ export function Composer(props: IComposerProps): JSX.Element {
           label: '/new',
           value: '/new',
           detail: trans.__('Start a new session')
+        },
+        {
+          label: '/replay',
+          value: '/replay ',
+          detail: trans.__(
+            'Replay a saved browser workflow without the model: /replay name input=value'
+          )
         }
       ].filter(item => item.label.startsWith(slash));
       setPicker(

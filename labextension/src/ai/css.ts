@@ -38,6 +38,7 @@ export namespace CSS {
   export const codeButton = 'jp-TeraxAi-codeButton';
   export const reasoning = 'jp-TeraxAi-reasoning';
   export const note = 'jp-TeraxAi-note';
+  export const cutNote = 'jp-TeraxAi-cutNote';
   export const turnFooter = 'jp-TeraxAi-turnFooter';
   export const working = 'jp-TeraxAi-working';
   export const tool = 'jp-TeraxAi-tool';
@@ -57,6 +58,7 @@ export namespace CSS {
   export const approvalTitle = 'jp-TeraxAi-approvalTitle';
   export const approvalCommand = 'jp-TeraxAi-approvalCommand';
   export const approvalNote = 'jp-TeraxAi-approvalNote';
+  export const workflowDetails = 'jp-TeraxAi-workflowDetails';
   export const actions = 'jp-TeraxAi-actions';
   export const button = 'jp-TeraxAi-button';
   export const primary = 'jp-TeraxAi-primary';

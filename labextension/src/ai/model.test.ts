@@ -11,7 +11,7 @@ import type {
 } from '../api/ai';
 import { TeraxAPIError } from '../api/request';
 import type { IChatEvent } from '../common/aichat';
-import { AiSessionModel, requestError } from './model';
+import { AiSessionModel, CONTINUE_PROMPT, requestError } from './model';
 
 // The layer under test is the live model; the REST client below it is faked
 // (the event reducer of ../common/aichat stays real).
@@ -843,6 +843,17 @@ describe('AiSessionModel.send', () => {
     expect(model.busy).toBe(false);
     // Titled already: no reload of the session.
     expect(rest.getSession).not.toHaveBeenCalled();
+  });
+
+  it('continues with a higher output limit for that run only', async () => {
+    const { model } = await loaded();
+    rest.startRun.mockResolvedValue(run());
+    expect(await model.continueWithLimit(8192)).toBe(true);
+    expect(rest.startRun).toHaveBeenCalledWith(SID, CONTINUE_PROMPT, {
+      max_output_tokens: 8192
+    });
+    await model.send('next');
+    expect(rest.startRun).toHaveBeenLastCalledWith(SID, 'next');
   });
 
   it('refuses an empty prompt', async () => {

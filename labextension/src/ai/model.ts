@@ -21,6 +21,7 @@ import {
   type IAiRule,
   type IAiSession,
   setRules,
+  startReplay,
   startRun,
   updateSession
 } from '../api/ai';
@@ -39,6 +40,13 @@ import {
 /**
  * Where the events connection is.
  */
+/**
+ * What "Continue with a higher limit" asks (the model sees its cut call's
+ * "not run" result just before).
+ */
+export const CONTINUE_PROMPT =
+  'Continue where you stopped. The output limit is higher now.';
+
 export type ConnectionStatus = 'idle' | 'connecting' | 'open' | 'retrying';
 
 const RETRY_MS = [500, 1000, 2000, 5000, 10000];
@@ -136,14 +144,20 @@ export class AiSessionModel implements IDisposable {
   /**
    * Send a prompt (starts a run).
    */
-  async send(prompt: string): Promise<boolean> {
+  async send(
+    prompt: string,
+    options: { maxOutputTokens?: number } = {}
+  ): Promise<boolean> {
     const text = prompt.trim();
     if (!text || this._state.running) {
       return false;
     }
     this._state = withError(this._state, null);
+    const limit = options.maxOutputTokens;
     return this._request(async () => {
-      await startRun(this.id, text);
+      await (limit !== undefined
+        ? startRun(this.id, text, { max_output_tokens: limit })
+        : startRun(this.id, text));
       // The run's events follow; make sure the socket is there for them.
       if (this._connection === 'idle') {
         this._connect();
@@ -153,6 +167,44 @@ export class AiSessionModel implements IDisposable {
         this._session = await getSession(this.id);
       }
     });
+  }
+
+  /**
+   * Replay a saved browser workflow (`/replay`): no model is asked.
+   */
+  async replay(
+    workflow: string,
+    inputs: Record<string, string>
+  ): Promise<boolean> {
+    if (this._state.running) {
+      return false;
+    }
+    this._state = withError(this._state, null);
+    return this._request(async () => {
+      await startReplay(this.id, workflow, inputs);
+      if (this._connection === 'idle') {
+        this._connect();
+      }
+      if (!this._session?.title) {
+        this._session = await getSession(this.id);
+      }
+    });
+  }
+
+  /**
+   * Show a problem with what the user typed (nothing was sent).
+   */
+  showError(message: string, reason: string): void {
+    this._state = withError(this._state, chatError({ message, reason }));
+    this._emit();
+  }
+
+  /**
+   * Continue a run the output limit cut off, with a higher limit for this
+   * run only.
+   */
+  continueWithLimit(limit: number): Promise<boolean> {
+    return this.send(CONTINUE_PROMPT, { maxOutputTokens: limit });
   }
 
   /**

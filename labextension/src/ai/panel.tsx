@@ -500,18 +500,28 @@ function ChatView(props: {
                     <li>{trans.__('@ attaches a file, # a snippet')}</li>
                     <li>{trans.__('/plan queues changes for one review')}</li>
                     <li>{trans.__('/init writes TERAX.md for the project')}</li>
+                    <li>
+                      {trans.__(
+                        '/replay name replays a saved browser workflow without the model'
+                      )}
+                    </li>
                   </ul>
                 </>
               )}
             </div>
           )}
-          {state?.turns.map(turn => (
+          {state?.turns.map((turn, index) => (
             <Turn
               key={turn.key}
               turn={turn}
               tools={state.tools}
               host={host}
               expandReasoning={model.config.expandReasoning}
+              onContinue={
+                index === state.turns.length - 1 && !state.running
+                  ? limit => void session?.continueWithLimit(limit)
+                  : null
+              }
             />
           ))}
           {state && <Todos todos={state.todos} trans={trans} />}

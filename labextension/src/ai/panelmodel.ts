@@ -32,6 +32,7 @@ import {
   INIT_PROMPT,
   promptHistory,
   promptWithAttachments,
+  replayCommand,
   slashCommand
 } from '../common/aichat';
 import { AiSessionModel, requestError } from './model';
@@ -472,6 +473,15 @@ export class AiPanelModel implements IDisposable {
     }
     if (session.state.running) {
       return false;
+    }
+    const replay = replayCommand(trimmed);
+    if (typeof replay === 'string') {
+      session.showError(replay, 'invalid_command');
+      return false;
+    }
+    if (replay) {
+      // Not kept in the prompt history: its inputs may be a password.
+      return session.replay(replay.workflow, replay.inputs);
     }
     const prompt =
       command === 'init'

@@ -73,7 +73,15 @@ export interface IAiHunk {
  */
 export interface IAiProposal {
   tool: string;
-  kind: 'write' | 'edit' | 'directory' | 'command' | 'process' | 'kill';
+  kind:
+    | 'write'
+    | 'edit'
+    | 'directory'
+    | 'command'
+    | 'process'
+    | 'kill'
+    | 'replay'
+    | 'workflow';
   summary: string;
   path: string | null;
   command: string | null;
@@ -345,9 +353,23 @@ export function startRun(
   prompt: string,
   options: Partial<
     Pick<IAiSession, 'agent' | 'provider' | 'model' | 'plan_mode'>
-  > = {}
+  > & { max_output_tokens?: number } = {}
 ): Promise<IAiRun> {
   return post<IAiRun>(sessionPath(id, '/runs'), { prompt, ...options });
+}
+
+/**
+ * Replay a saved browser workflow in the session with no model call (a
+ * destructive one asks for approval like the agent's tool does).
+ */
+export function startReplay(
+  id: string,
+  workflow: string,
+  inputs: Record<string, string>
+): Promise<IAiRun> {
+  return post<IAiRun>(sessionPath(id, '/runs'), {
+    replay: { workflow, inputs }
+  });
 }
 
 export async function cancelRun(id: string): Promise<void> {

@@ -4,6 +4,7 @@ import {
   applyEvent,
   applyEvents,
   buildChat,
+  cutNote,
   emptyChat,
   errorAction,
   expandSnippets,
@@ -17,9 +18,11 @@ import {
   promptHistory,
   promptWithAttachments,
   splitPrompt,
+  replayCommand,
   slashCommand,
   tokenAtCaret,
-  toolSubject
+  toolSubject,
+  workflowApprovalDetails
 } from './aichat';
 
 function session(fields: Partial<IStoredSession> = {}): IStoredSession {
@@ -429,6 +432,35 @@ describe('composer helpers', () => {
     expect(slashCommand('hello')).toBeNull();
   });
 
+  it('reads /replay with its inputs, quoted or not', () => {
+    expect(replayCommand('/replay sign-in')).toEqual({
+      workflow: 'sign-in',
+      inputs: {}
+    });
+    expect(
+      replayCommand(
+        '/replay sign-in username=bob password="pw with \\"quotes\\"" note=\'a b\''
+      )
+    ).toEqual({
+      workflow: 'sign-in',
+      inputs: { username: 'bob', password: 'pw with "quotes"', note: 'a b' }
+    });
+    expect(replayCommand('/replay x empty=')).toEqual({
+      workflow: 'x',
+      inputs: { empty: '' }
+    });
+    expect(replayCommand('replay sign-in')).toBeNull();
+    expect(replayCommand('/replays')).toBeNull();
+    expect(replayCommand('/replay')).toMatch(/Name the workflow/);
+    expect(replayCommand('/replay Bad_Name')).toMatch(/Name the workflow/);
+    expect(replayCommand('/replay x user bob')).toMatch(
+      /Cannot read the inputs/
+    );
+    expect(replayCommand('/replay x a="unterminated')).toMatch(
+      /Cannot read the inputs/
+    );
+  });
+
   it('finds the @ or # word at the caret', () => {
     expect(tokenAtCaret('read @src/ap now', 12, '@')).toEqual({
       start: 5,
@@ -577,5 +609,231 @@ describe('cost', () => {
     expect(formatCost(0.0045)).toBe('$0.0045');
     expect(formatCost(0.125)).toBe('$0.125');
     expect(formatCost(12.5)).toBe('$12.50');
+  });
+});
+
+describe('workflowApprovalDetails', () => {
+  const proposal = (
+    kind: string,
+    shown: Record<string, unknown> | undefined
+  ): IChatApproval['proposal'] => ({
+    tool: 'browser_run_destructive_workflow',
+    kind,
+    summary: 'Replay destructive workflow',
+    path: null,
+    command: 'On http://127.0.0.1:9/items',
+    diff: null,
+    hunks: [],
+    payload: { name: 'delete-item', inputs: { who: 'mallory' }, shown }
+  });
+
+  it('shows scope, origin, version, the start page and the exact steps', () => {
+    const details = workflowApprovalDetails(
+      proposal('replay', {
+        scope: 'http://127.0.0.1:9',
+        origin: 'http://127.0.0.1:9',
+        version: 3,
+        side_effect: 'destructive',
+        url: 'http://127.0.0.1:9/items',
+        title: 'Items',
+        steps: [
+          { kind: 'navigate', url: 'http://127.0.0.1:9/items' },
+          { kind: 'type', role: 'textbox', name: 'Who', value: '{{who}}' },
+          { kind: 'click', role: 'button', name: 'Confirm delete' }
+        ]
+      })
+    );
+    expect(details).toEqual({
+      scope: 'http://127.0.0.1:9',
+      origin: 'http://127.0.0.1:9',
+      version: 3,
+      sideEffect: 'destructive',
+      previousVersion: null,
+      previousSideEffect: null,
+      page: 'http://127.0.0.1:9/items (Items)',
+      steps: [
+        'open http://127.0.0.1:9/items',
+        "type {{who}} into textbox 'Who'",
+        "click button 'Confirm delete'"
+      ]
+    });
+    // The typed value in the payload's inputs is never part of what is shown.
+    expect(JSON.stringify(details)).not.toContain('mallory');
+  });
+
+  it('shows what a save replaces and never a typed literal', () => {
+    const details = workflowApprovalDetails(
+      proposal('workflow', {
+        scope: 'http://127.0.0.1:9',
+        origin: 'http://127.0.0.1:9',
+        version: 2,
+        previous_version: 1,
+        side_effect: 'read_only',
+        previous_side_effect: 'destructive',
+        steps: [
+          { kind: 'type', role: 'textbox', name: 'Who', value: 'mallory' }
+        ]
+      })
+    );
+    expect(details?.previousVersion).toBe(1);
+    expect(details?.previousSideEffect).toBe('destructive');
+    expect(details?.page).toBeNull();
+    expect(details?.steps).toEqual(["type (a value) into textbox 'Who'"]);
+  });
+
+  it('is null for other proposals and for replays without details', () => {
+    expect(workflowApprovalDetails(proposal('command', {}))).toBeNull();
+    expect(workflowApprovalDetails(proposal('replay', undefined))).toBeNull();
+  });
+});
+
+describe('answers cut by the output limit or a content filter', () => {
+  function cutRun(cut: Record<string, unknown>): IChatEvent[] {
+    seq = 0;
+    return [
+      ev('run_started', { run: { id: 'r1', steps: 0 }, prompt: 'write it' }),
+      ev('step', { index: 1 }),
+      ev('tool_call_streaming', { call_id: 'c1', name: 'write_file' }),
+      ev('answer_cut', cut),
+      ev('tool_call_finished', {
+        call_id: 'c1',
+        name: 'write_file',
+        status: 'error',
+        is_error: true,
+        content: '[Not run: the output limit of 4096 tokens cut this call off]',
+        data: { reason: 'output_limit' }
+      }),
+      ev('finish', { ...cut, cut: cut.reason, reason: 'output_limit' })
+    ];
+  }
+  const toolCut = {
+    reason: 'length',
+    tools: ['write_file'],
+    max_output_tokens: 4096,
+    continue_max_output_tokens: 8192
+  };
+
+  it('notes a tool call the limit cut off, with the higher limit', () => {
+    const state = applyEvents(emptyChat('s1'), cutRun(toolCut));
+    const [turn] = state.turns;
+    expect(turn.finish).toBe('output_limit');
+    expect(turn.cut).toEqual({
+      reason: 'length',
+      tools: ['write_file'],
+      limit: 4096,
+      continueLimit: 8192
+    });
+    expect(cutNote(turn.cut!)).toBe(
+      'The output limit (4,096 tokens) cut off the call to write_file before ' +
+        'its arguments were complete, so nothing was run.'
+    );
+    expect(state.tools.c1.status).toBe('error');
+    expect(state.running).toBe(false);
+  });
+
+  it('takes the cut from the finish alone (a client that joined late)', () => {
+    const events = cutRun(toolCut).filter(e => e.type !== 'answer_cut');
+    const [turn] = applyEvents(emptyChat('s1'), events).turns;
+    expect(turn.cut?.continueLimit).toBe(8192);
+    expect(turn.cut?.tools).toEqual(['write_file']);
+  });
+
+  it('says why a text answer stopped, and nothing for one that ended', () => {
+    seq = 0;
+    const filtered = applyEvents(emptyChat('s1'), [
+      ev('run_started', { run: { id: 'r1' }, prompt: 'x' }),
+      ev('text_delta', { text: 'Half' }),
+      ev('answer_cut', { reason: 'content_filter', tools: [] }),
+      ev('finish', { reason: 'content_filter', cut: 'content_filter' })
+    ]).turns[0];
+    expect(filtered.cut?.continueLimit).toBeNull();
+    expect(cutNote(filtered.cut!)).toBe(
+      "The provider's content filter stopped the answer."
+    );
+    expect(
+      cutNote({ reason: 'length', tools: [], limit: 8192, continueLimit: null })
+    ).toBe('The answer was cut off at the output limit (8,192 tokens).');
+    seq = 0;
+    const ended = applyEvents(emptyChat('s1'), [
+      ev('run_started', { run: { id: 'r1' }, prompt: 'x' }),
+      ev('text_delta', { text: 'All' }),
+      ev('finish', { reason: 'stop' })
+    ]).turns[0];
+    expect(ended.cut).toBeNull();
+  });
+
+  it("puts a sub-agent's cut into its card", () => {
+    seq = 0;
+    const state = applyEvents(emptyChat('s1'), [
+      ev('run_started', { run: { id: 'r1' }, prompt: 'explore' }),
+      ev('tool_call_started', {
+        call_id: 'c1',
+        name: 'run_subagent',
+        arguments: { agent: 'explore', task: 'look' }
+      }),
+      ev('answer_cut', {
+        reason: 'length',
+        tools: [],
+        max_output_tokens: 4096,
+        parent_call_id: 'c1'
+      })
+    ]);
+    expect(state.turns[0].cut).toBeNull();
+    expect(state.tools.c1.children).toEqual([
+      {
+        kind: 'note',
+        text: 'The answer was cut off at the output limit (4,096 tokens).',
+        tone: 'warning'
+      }
+    ]);
+  });
+
+  it('keeps the cut through the reload at the finish', () => {
+    const first = applyEvents(emptyChat('s1'), cutRun(toolCut));
+    const rebuilt = buildChat(
+      session(),
+      [
+        {
+          id: 1,
+          run_id: 'r1',
+          role: 'user',
+          content: 'write it',
+          status: 'complete'
+        },
+        {
+          id: 2,
+          run_id: 'r1',
+          role: 'assistant',
+          content: '',
+          tool_calls: [{ id: 'c1', name: 'write_file', arguments: {} }],
+          status: 'cut'
+        }
+      ],
+      [],
+      first
+    );
+    expect(rebuilt.turns[0].cut).toEqual(first.turns[0].cut);
+  });
+
+  it('shows one note for a cut text answer after the reload', () => {
+    seq = 0;
+    const first = applyEvents(emptyChat('s1'), [
+      ev('run_started', { run: { id: 'r1' }, prompt: 'x' }),
+      ev('text_delta', { text: 'Half' }),
+      ev('answer_cut', { reason: 'content_filter', tools: [] }),
+      ev('finish', { reason: 'content_filter', cut: 'content_filter' })
+    ]);
+    const stored = [
+      { id: 1, run_id: 'r1', role: 'user', content: 'x', status: 'complete' },
+      { id: 2, run_id: 'r1', role: 'assistant', content: 'Half', status: 'cut' }
+    ];
+    const rebuilt = buildChat(session(), stored, [], first);
+    expect(rebuilt.turns[0].parts).toEqual([{ kind: 'text', text: 'Half' }]);
+    expect(rebuilt.turns[0].cut?.reason).toBe('content_filter');
+    // A page loaded afresh knows only the stored status.
+    expect(buildChat(session(), stored, []).turns[0].parts).toEqual([
+      { kind: 'text', text: 'Half' },
+      { kind: 'note', text: 'The answer was cut off.', tone: 'warning' }
+    ]);
   });
 });

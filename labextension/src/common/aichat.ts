@@ -52,6 +52,7 @@ export interface IChatApproval {
     command: string | null;
     diff: string | null;
     hunks: ReadonlyArray<{ index: number; header: string; lines: string[] }>;
+    payload?: Record<string, unknown>;
   };
   decision: {
     status?: string;
@@ -184,6 +185,20 @@ export interface IChatError {
 }
 
 /**
+ * How an answer ended that the model did not end itself.
+ */
+export interface ITurnCut {
+  /** length (the output limit) or content_filter (the provider's filter). */
+  reason: string;
+  /** The tool calls the limit cut off (none of them ran). */
+  tools: string[];
+  /** The output limit of the run, in tokens. */
+  limit: number | null;
+  /** A higher limit to continue with, or null when there is none. */
+  continueLimit: number | null;
+}
+
+/**
  * A prompt and the answer to it.
  */
 export interface ITurn {
@@ -196,8 +211,10 @@ export interface ITurn {
   usage: IUsage | null;
   running: boolean;
   step: number;
-  /** stop, max_steps, cancelled, error, ... */
+  /** stop, max_steps, output_limit, length, cancelled, error, ... */
   finish: string | null;
+  /** Set when the output limit or a content filter ended the answer. */
+  cut: ITurnCut | null;
   error: IChatError | null;
 }
 
@@ -266,6 +283,7 @@ export function emptyChat(sessionId: string): IChatState {
 }
 
 const NOTE = /^\[([\s\S]*)\]$/;
+const CUT_OFF = 'The answer was cut off.';
 
 function recordStatus(status: string): ToolStatus {
   switch (status) {
@@ -314,6 +332,7 @@ function newTurn(runId: string | null, prompt: string | null): ITurn {
     running: false,
     step: 0,
     finish: null,
+    cut: null,
     error: null
   };
 }
@@ -387,11 +406,7 @@ export function buildChat(
         target.parts.push({ kind: 'tool', callId: call.id });
       }
       if (message.status === 'cut' && !message.tool_calls?.length) {
-        target.parts.push({
-          kind: 'note',
-          text: 'The answer was cut off.',
-          tone: 'warning'
-        });
+        target.parts.push({ kind: 'note', text: CUT_OFF, tone: 'warning' });
       }
     } else if (message.role === 'tool' && message.tool_call_id) {
       const card = tools[message.tool_call_id];
@@ -426,6 +441,13 @@ export function buildChat(
       item.usage = before.usage;
       item.error = before.error;
       item.finish = before.finish;
+      item.cut = before.cut;
+      if (before.cut) {
+        // The live cut says more than the stored message's status.
+        item.parts = item.parts.filter(
+          part => part.kind !== 'note' || part.text !== CUT_OFF
+        );
+      }
     }
     if (!live) {
       for (const part of item.parts) {
@@ -899,6 +921,15 @@ function reduce(state: IChatState, event: IChatEvent): IChatState {
           tone: 'warning'
         }
       ]);
+    case 'answer_cut': {
+      const cut = turnCut(event);
+      return parent
+        ? updateParts(state, event, parts => [
+            ...parts,
+            { kind: 'note', text: cutNote(cut), tone: 'warning' }
+          ])
+        : updateTurn(state, event.run_id, turn => ({ ...turn, cut }));
+    }
     case 'todos':
       return Array.isArray(event.todos)
         ? { ...state, todos: event.todos as IChatTodo[] }
@@ -944,7 +975,9 @@ function reduce(state: IChatState, event: IChatEvent): IChatState {
       return updateTurn(next, event.run_id, turn => ({
         ...turn,
         running: false,
-        finish: reason
+        finish: reason,
+        // The finish repeats the cut (a client that joined after answer_cut).
+        cut: turn.cut ?? (typeof event.cut === 'string' ? turnCut(event) : null)
       }));
     }
     case 'deleted':
@@ -952,6 +985,37 @@ function reduce(state: IChatState, event: IChatEvent): IChatState {
     default:
       return state;
   }
+}
+
+function turnCut(event: IChatEvent): ITurnCut {
+  const tools = Array.isArray(event.tools)
+    ? event.tools.filter((t): t is string => typeof t === 'string')
+    : [];
+  return {
+    reason: str(event.cut ?? event.reason, 'length'),
+    tools,
+    limit: num(event.max_output_tokens),
+    continueLimit: num(event.continue_max_output_tokens)
+  };
+}
+
+/**
+ * What the panel says of an answer the model did not end itself.
+ */
+export function cutNote(cut: ITurnCut): string {
+  const limit =
+    cut.limit !== null ? ` (${cut.limit.toLocaleString('en-US')} tokens)` : '';
+  if (cut.reason === 'content_filter') {
+    return "The provider's content filter stopped the answer.";
+  }
+  if (cut.tools.length) {
+    const calls = cut.tools.join(', ');
+    return (
+      `The output limit${limit} cut off the call to ${calls} before its ` +
+      'arguments were complete, so nothing was run.'
+    );
+  }
+  return `The answer was cut off at the output limit${limit}.`;
 }
 
 /**
@@ -1072,6 +1136,79 @@ export function isEditApproval(approval: IChatApproval): boolean {
   );
 }
 
+/**
+ * What the approval card of a browser workflow shows: where it runs (scope,
+ * origin, version, side effect, the page it starts on) and the exact steps.
+ */
+export interface IWorkflowApprovalDetails {
+  scope: string;
+  origin: string;
+  version: number;
+  sideEffect: string;
+  previousVersion: number | null;
+  previousSideEffect: string | null;
+  page: string | null;
+  steps: string[];
+}
+
+const PLACEHOLDER = /^\{\{[A-Za-z_][A-Za-z0-9_]{0,63}\}\}$/;
+
+function textOf(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+/**
+ * One step as a line: typed text only ever as its {{placeholder}} (the server
+ * sends nothing else; anything that is not one is not shown).
+ */
+export function workflowStepText(step: unknown): string {
+  const fields = (step ?? {}) as Record<string, unknown>;
+  const target = `${textOf(fields.role)} '${textOf(fields.name)}'`;
+  switch (fields.kind) {
+    case 'navigate':
+      return `open ${textOf(fields.url)}`;
+    case 'click':
+      return `click ${target}`;
+    case 'type': {
+      const value = textOf(fields.value);
+      return `type ${PLACEHOLDER.test(value) ? value : '(a value)'} into ${target}`;
+    }
+    default:
+      return textOf(fields.kind) || '(a step)';
+  }
+}
+
+/**
+ * The details of a browser-workflow approval (a replay, or a save that
+ * replaces a destructive workflow or lowers a side effect), or null for any
+ * other proposal.
+ */
+export function workflowApprovalDetails(
+  proposal: IChatApproval['proposal']
+): IWorkflowApprovalDetails | null {
+  if (proposal.kind !== 'replay' && proposal.kind !== 'workflow') {
+    return null;
+  }
+  const shown = proposal.payload?.shown as Record<string, unknown> | undefined;
+  if (!shown || typeof shown !== 'object') {
+    return null;
+  }
+  const number = (value: unknown): number | null =>
+    typeof value === 'number' ? value : null;
+  const url = textOf(shown.url);
+  const title = textOf(shown.title);
+  return {
+    scope: textOf(shown.scope),
+    origin: textOf(shown.origin),
+    version: number(shown.version) ?? 0,
+    sideEffect: textOf(shown.side_effect),
+    previousVersion: number(shown.previous_version),
+    previousSideEffect: textOf(shown.previous_side_effect) || null,
+    page: url ? (title ? `${url} (${title})` : url) : null,
+    steps: Array.isArray(shown.steps) ? shown.steps.map(workflowStepText) : []
+  };
+}
+
 // -- the composer ------------------------------------------------------------
 
 /**
@@ -1085,6 +1222,48 @@ export type SlashCommand = 'plan' | 'init' | 'new' | 'clear' | null;
 export function slashCommand(text: string): SlashCommand {
   const match = /^\/(plan|init|new|clear)\s*$/.exec(text.trim());
   return match ? (match[1] as SlashCommand) : null;
+}
+
+/**
+ * `/replay <workflow> [name=value ...]`: replay a saved browser workflow with
+ * no model call. Values may be quoted ("two words" or 'two words').
+ */
+export interface IReplayCommand {
+  workflow: string;
+  inputs: Record<string, string>;
+}
+
+/**
+ * The replay a prompt asks for; null when it is no `/replay`; an error
+ * message when it is one but cannot be read.
+ */
+export function replayCommand(text: string): IReplayCommand | string | null {
+  const match = /^\/replay(?:\s+([\s\S]*))?$/.exec(text.trim());
+  if (!match) {
+    return null;
+  }
+  const rest = (match[1] ?? '').trim();
+  const word = /^([a-z0-9][a-z0-9_.-]*)(?:\s+|$)/.exec(rest);
+  if (!word) {
+    return 'Name the workflow: /replay <workflow> [name=value ...]';
+  }
+  const inputs: Record<string, string> = {};
+  const pair =
+    /^([A-Za-z_][A-Za-z0-9_]*)=(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([^\s"'][^\s]*|))(?:\s+|$)/;
+  let tail = rest.slice(word[0].length);
+  while (tail) {
+    const found = pair.exec(tail);
+    if (!found) {
+      return `Cannot read the inputs at "${tail.slice(0, 40)}": write name=value (quote values with spaces).`;
+    }
+    const value =
+      found[2] !== undefined
+        ? found[2].replace(/\\(.)/g, '$1')
+        : (found[3] ?? found[4] ?? '');
+    inputs[found[1]] = value;
+    tail = tail.slice(found[0].length);
+  }
+  return { workflow: word[1], inputs };
 }
 
 /**

@@ -15,7 +15,7 @@ import httpx
 from traitlets import Dict, Float, Int, Unicode
 from traitlets.config import LoggingConfigurable
 
-from terax_jupyter.exceptions import Conflict, InvalidRequest, TeraxError
+from terax_jupyter.exceptions import Conflict, InvalidRequest, TeraxError, Unavailable
 from terax_jupyter.services.ai.agents import ALL_TOOLS, AgentCatalog
 from terax_jupyter.services.ai.approvals import ApprovalBroker, parse_decision
 from terax_jupyter.services.ai.completion import CompletionService
@@ -26,8 +26,9 @@ from terax_jupyter.services.ai.prompts import MEMORY_CAP_BYTES
 from terax_jupyter.services.ai.providers.catalog import ProviderCatalog
 from terax_jupyter.services.ai.providers.factory import ProviderFactory
 from terax_jupyter.services.ai.providers.registry import ModelRegistry
+from terax_jupyter.services.ai.replays import parse_replay
 from terax_jupyter.services.ai.rules import validate_rules
-from terax_jupyter.services.ai.runner import AgentRun, RunSpec
+from terax_jupyter.services.ai.runner import AgentRun, RunSpec, new_call_id
 from terax_jupyter.services.ai.store import AiStore
 from terax_jupyter.services.ai.toolbox import Toolbox
 from terax_jupyter.services.ai.tools.processes import ProcessRegistry
@@ -36,6 +37,7 @@ from terax_jupyter.services.ai.worker import StoreWorker
 if TYPE_CHECKING:
     from terax_jupyter.security import SecurityLayer
     from terax_jupyter.services.ai.providers.base import Provider
+    from terax_jupyter.services.ai.providers.registry import ModelInfo
     from terax_jupyter.services.browser.manager import BrowserManager
     from terax_jupyter.services.fs.grep import GrepSearch
     from terax_jupyter.services.fs.manager import FileManager
@@ -66,6 +68,12 @@ class AiManager(LoggingConfigurable):
     max_output_tokens = Int(8192, help="Most tokens a model may write in one step.").tag(
         config=True
     )
+    max_output_tokens_ceiling = Int(
+        65536,
+        help="Most tokens a run may ask a model to write in one step with its own "
+        'max_output_tokens ("continue with a higher limit"); a known model\'s maximum '
+        "caps it further.",
+    ).tag(config=True)
     memory_max_bytes = Int(
         MEMORY_CAP_BYTES, help="How much of the project's TERAX.md joins the system prompt."
     ).tag(config=True)
@@ -300,24 +308,52 @@ class AiManager(LoggingConfigurable):
     async def start_run(self, session_id: str, body: Any, *, user: str | None) -> dict[str, Any]:
         if not isinstance(body, dict):
             raise InvalidRequest("The body is a JSON object.", reason="invalid_parameter")
-        prompt = body.get("prompt")
+        replay = parse_replay(body["replay"]) if "replay" in body else None
+        if replay is not None:
+            if "prompt" in body:
+                raise InvalidRequest(
+                    "A run has a 'prompt' or a 'replay', not both.", reason="invalid_parameter"
+                )
+            prompt = replay.prompt
+        else:
+            prompt = body.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip() or len(prompt) > MAX_PROMPT_CHARS:
             raise InvalidRequest(
                 f"'prompt' is required text of at most {MAX_PROMPT_CHARS} characters.",
                 reason="invalid_parameter",
             )
-        unknown = set(body) - {"prompt", "agent", "provider", "model", "plan_mode"}
+        run_fields = {"prompt", "max_output_tokens", "replay"}
+        unknown = set(body) - run_fields - {"agent", "provider", "model", "plan_mode"}
         if unknown:
             raise InvalidRequest(
                 f"Unknown fields: {', '.join(sorted(unknown))}.", reason="invalid_parameter"
             )
-        overrides = self._session_fields({k: v for k, v in body.items() if k != "prompt"})
+        wanted = body.get("max_output_tokens")
+        if wanted is not None and (
+            not isinstance(wanted, int) or isinstance(wanted, bool) or wanted < 1
+        ):
+            raise InvalidRequest(
+                "'max_output_tokens' is a whole number of tokens.", reason="invalid_parameter"
+            )
+        overrides = self._session_fields({k: v for k, v in body.items() if k not in run_fields})
         if session_id in self.runs:
             raise Conflict(
                 "This session is already running; wait or cancel it.", reason="run_active"
             )
         session = await self.worker.call(self.store.get_session, session_id)
         settings = {**session, **overrides}
+        direct = None
+        if replay is not None:
+            # Read now so that a missing workflow is a clear 404 and no run starts.
+            if self.browser is None:
+                raise Unavailable(
+                    "The headless browser is not available on this server.", reason="no_browser"
+                )
+            workflow = await self.browser.get_workflow(replay.workflow)
+            direct = replay.call(workflow.policy.side_effect, new_call_id())
+            # No model is asked: a session without one may replay too.
+            settings["provider"] = settings.get("provider") or ""
+            settings["model"] = settings.get("model") or "replay"
         if settings.get("provider") is None or settings.get("model") is None:
             raise InvalidRequest(
                 "Choose a provider and a model for this session first.", reason="no_model"
@@ -327,8 +363,14 @@ class AiManager(LoggingConfigurable):
             raise InvalidRequest(
                 f"{agent.name!r} runs only as a sub-agent.", reason="invalid_parameter"
             )
-        config = self.catalog.get(settings["provider"])
-        model = self.models.lookup(settings["provider"], settings["model"], local=config.local)
+        local = self.catalog.get(settings["provider"]).local if settings["provider"] else True
+        model = self.models.lookup(settings["provider"], settings["model"], local=local)
+        ceiling = self.output_ceiling(model)
+        if wanted is not None and wanted > ceiling:
+            raise InvalidRequest(
+                f"'max_output_tokens' is at most {ceiling} for {model.id}.",
+                reason="invalid_parameter",
+            )
         if session_id in self.runs:  # checked again: the awaits above let others in
             raise Conflict(
                 "This session is already running; wait or cancel it.", reason="run_active"
@@ -357,11 +399,22 @@ class AiManager(LoggingConfigurable):
                 plan_mode=bool(settings.get("plan_mode")),
                 max_steps=self.max_steps,
                 user=user,
+                max_output_tokens=wanted or min(self.max_output_tokens, model.max_output_tokens),
+                output_ceiling=ceiling,
             ),
         )
         self.runs[session_id] = run
-        run.task = asyncio.create_task(run.execute(prompt), name=f"terax-ai-run-{run_id}")
+        run.task = asyncio.create_task(
+            run.execute(prompt, direct=direct), name=f"terax-ai-run-{run_id}"
+        )
         return run.describe()
+
+    def output_ceiling(self, model: ModelInfo) -> int:
+        """The most output tokens a run of ``model`` may ask for: the configured ceiling, and
+        the model's own maximum when it is known (an unknown model's is only a guess)."""
+        if model.source == "default":
+            return max(self.max_output_tokens_ceiling, 1)
+        return max(min(self.max_output_tokens_ceiling, model.max_output_tokens), 1)
 
     def run_ended(self, run: AgentRun) -> None:
         if self.runs.get(run.spec.session_id) is run:

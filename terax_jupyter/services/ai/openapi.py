@@ -117,15 +117,43 @@ SCHEMAS: dict[str, Any] = {
             "provider": {"type": "string"},
             "model": {"type": "string"},
             "plan_mode": {"type": "boolean"},
+            "max_output_tokens": {
+                "type": "integer",
+                "description": "Output tokens per step of this run.",
+            },
             "steps": {"type": "integer"},
             "started_at": {"type": "number"},
         },
     },
     "AiRunRequest": {
         "type": "object",
-        "required": ["prompt"],
+        "description": "A 'prompt' for the model, or a 'replay' of a saved browser workflow "
+        "(no model call; a destructive workflow asks the user first, as the agent's tool does).",
         "additionalProperties": False,
-        "properties": {"prompt": {"type": "string", "minLength": 1}, **_SESSION_FIELDS},
+        "properties": {
+            "prompt": {"type": "string", "minLength": 1},
+            "replay": {
+                "type": "object",
+                "required": ["workflow"],
+                "additionalProperties": False,
+                "properties": {
+                    "workflow": {"type": "string", "minLength": 1},
+                    "inputs": {
+                        "type": "object",
+                        "additionalProperties": {"type": "string", "maxLength": 10000},
+                    },
+                },
+            },
+            "max_output_tokens": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "Output tokens per step for this run only (default: the "
+                "server's max_output_tokens, capped by the model's). At most "
+                "max_output_tokens_ceiling, and a known model's own maximum. The finish event "
+                "of a run the output limit cut offers continue_max_output_tokens.",
+            },
+            **_SESSION_FIELDS,
+        },
     },
     "AiMessage": {
         "type": "object",
@@ -295,9 +323,15 @@ SCHEMAS: dict[str, Any] = {
         "description": "A frame of the events WebSocket. type: run_started, step, text_delta, "
         "reasoning_delta, tool_call_streaming, tool_call_started, tool_call_finished, "
         "approval_requested, approval_resolved, approval_expired, auto_approved, "
-        "plan_item_queued, plan_applied, plan_discarded, usage, compaction, step_limit, todos, "
-        "suggestion, rules, error, finish, resync, overflow, deleted. Events of a sub-agent "
-        "carry parent_call_id.",
+        "plan_item_queued, plan_applied, plan_discarded, usage, compaction, step_limit, "
+        "answer_cut, todos, suggestion, rules, error, finish, resync, overflow, deleted. Events "
+        "of a sub-agent carry parent_call_id. answer_cut: the answer did not end on its own "
+        "(reason length: the output limit; content_filter: the provider's filter), with tools "
+        "(the calls it cut, none of which ran), max_output_tokens and "
+        "continue_max_output_tokens (a higher limit to continue with, or null). finish: reason "
+        "stop, tool_calls, max_steps, output_limit (the limit cut a tool call; the run stopped "
+        "at once), length, content_filter, cancelled or error; after a cut it repeats "
+        "answer_cut's fields (cut, tools, max_output_tokens, continue_max_output_tokens).",
         "required": ["type", "seq"],
         "properties": {
             "type": {"type": "string"},
@@ -451,6 +485,11 @@ PATHS: dict[str, Any] = {
             "responses": {
                 "202": json_response("The run.", ref("AiRun")),
                 **errors("BadRequest", "NotFound", "Conflict"),
+                "503": {
+                    "description": "A replay on a server without the headless browser "
+                    "(reason no_browser).",
+                    "content": {"application/json": {"schema": ref("Error")}},
+                },
             },
         },
     },

@@ -28,6 +28,11 @@ _SHELL_OPERATORS = re.compile(r"[;&|<>`\n\r]|\$\(|\$\{")
 _RULE_KEYS = {"tool", "path", "command_prefix"}
 # Proposals whose command is a shell command that runs (not the one a kill stops).
 _RUNS_COMMAND = {"command", "process"}
+# Tools whose every proposal is one decision of the user's: a destructive replay (its token is
+# bound to the page they saw) and a save that replaces a destructive workflow or lowers a side
+# effect. No rule may name them, and none ever covers them.
+NEVER_AUTO_APPROVED = frozenset({"browser_run_destructive_workflow", "browser_save_workflow"})
+_NEVER_AUTO_KINDS = frozenset({"replay", "workflow"})
 
 
 def validate_rules(rules: Any, known_tools: set[str]) -> list[dict[str, str]]:
@@ -48,13 +53,41 @@ def validate_rules(rules: Any, known_tools: set[str]) -> list[dict[str, str]]:
             raise InvalidRequest(
                 f"Unknown tool {rule['tool']!r} in a rule.", reason="invalid_parameter"
             )
+        if rule["tool"] in NEVER_AUTO_APPROVED:
+            raise InvalidRequest(
+                f"{rule['tool']} cannot be allowed by a rule: each of its calls (a destructive "
+                "replay, or replacing a destructive workflow or lowering a side effect) needs "
+                "its own approval. Nothing was saved.",
+                reason="rule_not_allowed",
+            )
         if "command_prefix" in rule and _SHELL_OPERATORS.search(rule["command_prefix"]):
             raise InvalidRequest(
                 "A command prefix is plain words, without shell operators.",
                 reason="invalid_parameter",
             )
+        if "command_prefix" in rule:
+            _require_literal_prefix(rule["command_prefix"])
         checked.append(dict(rule))
     return checked
+
+
+def _require_literal_prefix(prefix: str) -> None:
+    """Refuse a prefix that reads like a pattern (``pytest*``): prefixes are compared word
+    by word, literally, so such a rule would be saved and never match anything."""
+    words = split_words(prefix)
+    if not words:
+        raise InvalidRequest(
+            f"The command prefix {prefix!r} has unbalanced quotes.", reason="invalid_parameter"
+        )
+    pattern = next((word.text for word in words if word.expands), None)
+    if pattern is not None:
+        raise InvalidRequest(
+            f"The command prefix {prefix!r} is not literal: {pattern!r} reads as a glob, a "
+            "variable or a ~, but a prefix is matched as literal whole words, so it would "
+            "never match. Write the words themselves, e.g. 'pytest' (which covers "
+            "'pytest -q tests'); nothing was saved.",
+            reason="invalid_parameter",
+        )
 
 
 def matching_rule(rules: list[dict[str, str]], proposal: Proposal) -> dict[str, str] | None:
@@ -67,8 +100,8 @@ def matching_rule(rules: list[dict[str, str]], proposal: Proposal) -> dict[str, 
 def _matches(rule: dict[str, str], proposal: Proposal) -> bool:
     if rule["tool"] not in ("*", proposal.tool):
         return False
-    if rule["tool"] == "*" and proposal.kind == "replay":
-        return False  # a destructive replay is approved by name or by hand, never by "*"
+    if proposal.tool in NEVER_AUTO_APPROVED or proposal.kind in _NEVER_AUTO_KINDS:
+        return False  # approved by hand, each time (a rule stored before this check too)
     if "path" in rule and (
         proposal.path is None
         or not wcglob.globmatch(proposal.path, rule["path"], flags=_GLOB_FLAGS)

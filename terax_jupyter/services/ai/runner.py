@@ -33,6 +33,7 @@ from terax_jupyter.services.ai.providers.base import (
     Usage,
 )
 from terax_jupyter.services.ai.rules import matching_rule
+from terax_jupyter.services.ai.store import sendable
 from terax_jupyter.services.ai.tools.base import ToolContext, ToolResult
 
 if TYPE_CHECKING:
@@ -49,6 +50,9 @@ log = logging.getLogger(__name__)
 
 PREVIEW_CHARS = 4000
 NO_RESULT = "[No result: the run was cancelled or interrupted before this call finished.]"
+# Finishes of an answer the model did not end itself: the output-token limit or the
+# provider's content filter stopped it. The panel shows a note for each.
+CUT_FINISHES = ("length", "content_filter")
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,23 @@ class RunSpec:
     plan_mode: bool
     max_steps: int
     user: str | None
+    # Output tokens per step (None: the configured default for this model) and the most a
+    # run of this model may ask for, which "continue with a higher limit" offers up to.
+    max_output_tokens: int | None = None
+    output_ceiling: int | None = None
+
+    @property
+    def output_limit(self) -> int:
+        if self.max_output_tokens is not None:
+            return self.max_output_tokens
+        return self.model.max_output_tokens
+
+    def higher_limit(self) -> int | None:
+        """The limit to offer after the output limit cut an answer (twice this one, up to
+        the ceiling), or None when there is none higher."""
+        ceiling = self.output_ceiling or self.model.max_output_tokens
+        higher = min(self.output_limit * 2, ceiling)
+        return higher if higher > self.output_limit else None
 
 
 def repaired(history: list[Message]) -> list[Message]:
@@ -95,6 +116,7 @@ class AgentRun:
         self.spec = spec
         self.steps = 0
         self.task: asyncio.Task[None] | None = None
+        self.cut: dict[str, Any] | None = None  # how the output limit ended the run
         self.started = time.time()
 
     # -- events ---------------------------------------------------------------------------
@@ -127,19 +149,28 @@ class AgentRun:
             "provider": self.spec.provider_id,
             "model": self.spec.model.id,
             "plan_mode": self.spec.plan_mode,
+            "max_output_tokens": self.spec.output_limit,
             "steps": self.steps,
             "started_at": self.started,
         }
 
     # -- the run --------------------------------------------------------------------------
 
-    async def execute(self, prompt: str) -> None:
+    async def execute(self, prompt: str, *, direct: ToolCall | None = None) -> None:
+        """The run: the model's steps for ``prompt``; or, with ``direct``, that one tool call
+        made for the user without asking any model (``/replay``)."""
         manager, spec = self.manager, self.spec
         status, error, reason = "finished", None, "error"
         provider: Provider | None = None
         self.emit({"type": "run_started", "run": self.describe(), "prompt": prompt})
         try:
             user_message = Message("user", prompt)
+            if direct is not None:
+                manager.worker.submit(
+                    manager.store.add_message, spec.session_id, user_message, run_id=spec.run_id
+                )
+                reason = await self._direct(direct)
+                return
             # The conversation, the key and the project memory are fetched side by side;
             # the prompt is stored after the conversation was read (one writer, in order).
             stored, provider, memory = await asyncio.gather(
@@ -180,11 +211,32 @@ class AgentRun:
             # acts on "finish" (a new prompt, applying the plan) must not meet "run_active".
             manager.run_ended(self)
             self.emit(
-                {"type": "finish", "reason": reason, "steps": self.steps},
+                {"type": "finish", "reason": reason, "steps": self.steps, **(self.cut or {})},
                 write=functools.partial(
                     manager.store.finish_run, spec.run_id, status, steps=self.steps, error=error
                 ),
             )
+
+    async def _direct(self, call: ToolCall) -> str:
+        """One step with no model: ``call`` is stored as the assistant's turn (so the
+        conversation stays one a provider accepts) and takes the path of any tool call."""
+        manager, spec = self.manager, self.spec
+        self.steps = 1
+        self.emit({"type": "step", "index": 1})
+        manager.worker.submit(
+            manager.store.add_message,
+            spec.session_id,
+            Message("assistant", tool_calls=[call]),
+            run_id=spec.run_id,
+        )
+        result = await self._call_tool(call, spec.agent, None)
+        answer = Message(
+            "tool", result.content, tool_call_id=call.id, name=call.name, is_error=result.is_error
+        )
+        manager.worker.submit(
+            manager.store.add_message, spec.session_id, answer, run_id=spec.run_id, redacted=True
+        )
+        return "stop"
 
     def _error_payload(self, failure: TeraxError) -> dict[str, Any]:
         payload: dict[str, Any] = {
@@ -212,17 +264,15 @@ class AgentRun:
         manager, spec = self.manager, self.spec
         persist = parent_call_id is None
         tools = manager.toolbox.specs(agent)
-        budget = spec.model.context_window - min(
-            manager.max_output_tokens, spec.model.max_output_tokens
-        )
-        budget = int(budget * 0.9)
+        limit = spec.output_limit
+        budget = int((spec.model.context_window - limit) * 0.9)
         marker = {"parent_call_id": parent_call_id} if parent_call_id else {}
         for step in range(1, max_steps + 1):
             if persist:
                 self.steps = step
             self.emit({"type": "step", "index": step, **marker})
             outgoing, report = compact(
-                [Message("system", system), *history], budget=budget, tools=tools
+                [Message("system", system), *sendable(history)], budget=budget, tools=tools
             )
             if report.changed:
                 self.emit({"type": "compaction", **report.to_json(), **marker})
@@ -230,11 +280,19 @@ class AgentRun:
                 model=spec.model.id,
                 messages=outgoing,
                 tools=tools,
-                max_output_tokens=min(manager.max_output_tokens, spec.model.max_output_tokens),
+                max_output_tokens=limit,
                 reasoning=spec.model.reasoning,
             )
             assistant, finish = await self._stream_answer(provider, request, persist, marker)
             history.append(assistant)
+            if finish == "length" and assistant.tool_calls:
+                # The limit cut the model off inside a call: its arguments are incomplete,
+                # and asking again with the same limit is cut at the same place (24 steps
+                # of 8192 tokens each, before). Stop now; the user may continue higher.
+                self._refuse_cut_calls(assistant, limit, persist, marker)
+                return "output_limit"
+            if finish in CUT_FINISHES:
+                self._report_cut(finish, limit, [], marker)
             if not assistant.tool_calls:
                 return finish
             for call in assistant.tool_calls:
@@ -257,6 +315,53 @@ class AgentRun:
                 history.append(answer)
         self.emit({"type": "step_limit", "limit": max_steps, **marker})
         return "max_steps"
+
+    def _report_cut(
+        self, finish: str, limit: int, tools: list[str], marker: dict[str, Any]
+    ) -> None:
+        """Say that the answer did not end on its own (``answer_cut``); a top-level cut by the
+        limit also goes into the finish event, with the higher limit to continue with."""
+        detail: dict[str, Any] = {"cut": finish, "tools": tools}
+        if finish == "length":
+            detail["max_output_tokens"] = limit
+            detail["continue_max_output_tokens"] = self.spec.higher_limit()
+        self.emit({"type": "answer_cut", "reason": finish, **detail, **marker})
+        if not marker:
+            self.cut = detail
+
+    def _refuse_cut_calls(
+        self, assistant: Message, limit: int, persist: bool, marker: dict[str, Any]
+    ) -> None:
+        """Answer every call of a cut answer with "not run" (none of them runs: the model
+        had not finished its turn), so the conversation stays valid for the next run."""
+        manager, spec = self.manager, self.spec
+        names = [call.name for call in assistant.tool_calls]
+        self._report_cut("length", limit, names, marker)
+        for call in assistant.tool_calls:
+            content = (
+                f"[Not run: the output limit of {limit} tokens cut this {call.name} call off "
+                "before its arguments were complete. Nothing was done. Write less in one call "
+                "(split a large file into several edits), or continue with a higher limit.]"
+            )
+            self.emit(
+                {
+                    "type": "tool_call_finished",
+                    "call_id": call.id,
+                    "name": call.name,
+                    "status": "error",
+                    "is_error": True,
+                    "duration_ms": 0,
+                    "content": content,
+                    "truncated": False,
+                    "data": {"reason": "output_limit"},
+                    **marker,
+                }
+            )
+            answer = Message("tool", content, tool_call_id=call.id, name=call.name, is_error=True)
+            if persist:
+                manager.worker.submit(
+                    manager.store.add_message, spec.session_id, answer, run_id=spec.run_id
+                )
 
     async def _stream_answer(
         self, provider: Provider, request: ChatRequest, persist: bool, marker: dict[str, Any]
@@ -293,7 +398,7 @@ class AgentRun:
                         else functools.partial(row.append, store, "", event.text),
                     )
                 elif isinstance(event, ToolCallStarted):
-                    own_id = _new_call_id()
+                    own_id = new_call_id()
                     started.append((event.id, own_id))
                     self.emit(
                         {
@@ -306,7 +411,7 @@ class AgentRun:
                 elif isinstance(event, ToolCallReady):
                     own_id = (
                         next((own for model_id, own in started if model_id == event.call.id), None)
-                        or _new_call_id()
+                        or new_call_id()
                     )
                     started = [pair for pair in started if pair[1] != own_id]
                     assistant.tool_calls.append(dataclasses.replace(event.call, id=own_id))
@@ -342,7 +447,9 @@ class AgentRun:
         assistant.content = "".join(text)
         assistant.reasoning = "".join(reasoning)
         if row is not None:
-            worker.submit(row.finish, store, list(assistant.tool_calls), "complete")
+            # A cut answer is kept as "cut", so a reloaded panel still says so.
+            status = "cut" if finish in CUT_FINISHES else "complete"
+            worker.submit(row.finish, store, list(assistant.tool_calls), status)
         return assistant, finish
 
     # -- tools ----------------------------------------------------------------------------
@@ -372,7 +479,16 @@ class AgentRun:
             browser=manager.browser,
             user=self.spec.user,
             subagents=None if parent_call_id else functools.partial(self._subagent, call_id),
+            in_plan_mode=self._in_plan_mode,
         )
+
+    async def _in_plan_mode(self) -> bool:
+        """Whether changes are queued now (the session's switch can change during a run)."""
+        if self.spec.plan_mode:
+            return True
+        manager = self.manager
+        session = await manager.worker.call(manager.store.get_session, self.spec.session_id)
+        return bool(session["plan_mode"])
 
     async def _call_tool(
         self, call: ToolCall, agent: AgentDefinition, parent_call_id: str | None
@@ -472,7 +588,9 @@ class AgentRun:
             ), "error"
         context = await self._tool_context(call.id, parent_call_id)
         try:
-            if not tool.mutating:
+            # A read-only tool may still propose a call that changes something (a workflow
+            # replay in plan mode, lowering a workflow's side effect).
+            if not tool.mutating and not await tool.proposes(call.arguments, context):
                 return await tool.run(call.arguments, context), "done"
             proposal = await tool.propose(call.arguments, context)
             return await self._approve_and_apply(call, tool, proposal, context)
@@ -598,6 +716,11 @@ class AgentRun:
         )
         if reason == "max_steps":
             answer = f"[The {agent_name} sub-agent reached its step limit.]\n{answer}"
+        elif reason == "output_limit":
+            answer = (
+                f"[The output limit cut off a tool call of the {agent_name} sub-agent; "
+                f"it stopped there.]\n{answer}"
+            )
         return ToolResult(
             answer or f"The {agent_name} sub-agent gave no answer.",
             data={"agent": agent_name, "finish": reason},
@@ -632,7 +755,7 @@ def _stored_decision(approval: dict[str, Any]) -> Decision:
     return Decision("denied", message=decision.get("message"))
 
 
-def _new_call_id() -> str:
+def new_call_id() -> str:
     return f"call_{uuid.uuid4().hex[:24]}"
 
 

@@ -18,6 +18,12 @@ from terax_jupyter.security.database import (
     run_script,
 )
 from terax_jupyter.services.ai.providers.base import Message, ToolCall
+from terax_jupyter.services.ai.typed_values import (
+    restored_proposal,
+    stored_arguments,
+    stored_call,
+    stored_proposal,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -175,6 +181,9 @@ class AiStore:
     def __init__(self, path: str, *, redactor: Redactor | None = None) -> None:
         self.path = path
         self._redactor = redactor
+        # The typed inputs of open approvals (stored as placeholders), by approval id, until
+        # the approval is decided: see ``typed_values``.
+        self._typed_inputs: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None
         self._db, self.journal_mode = open_private_database(
@@ -308,7 +317,7 @@ class AiStore:
                     run_id,
                     message.role,
                     redact(message.content),
-                    _dump([call.to_json() for call in message.tool_calls]),
+                    _dump([stored_call(call.to_json()) for call in message.tool_calls]),
                     message.tool_call_id,
                     message.name,
                     redact(message.reasoning),
@@ -343,20 +352,33 @@ class AiStore:
         _require_choice("status", status, MESSAGE_STATUSES)
         with self._transaction() as db:
             row = db.execute(
-                "SELECT content, reasoning FROM messages WHERE id = ?", (message_id,)
+                "SELECT role, content, reasoning, tool_calls FROM messages WHERE id = ?",
+                (message_id,),
             ).fetchone()
             if row is None:
                 raise _no_message(message_id)
             # Redacting each delta misses a secret split across two deltas; the whole text
             # is redacted once more now that it is complete.
             content, reasoning = self._redact(row["content"]), self._redact(row["reasoning"])
-            if tool_calls is None:
+            calls = None
+            if tool_calls is not None:
+                calls = [
+                    stored_call(c.to_json() if isinstance(c, ToolCall) else dict(c))
+                    for c in tool_calls
+                ]
+            has_calls = bool(calls) if calls is not None else bool(_load(row["tool_calls"]))
+            if row["role"] == "assistant" and not has_calls and not (content + reasoning).strip():
+                # An answer of nothing (a step that failed before its first word) is no turn:
+                # kept, it would be sent back, and strict providers (Mistral) refuse an empty
+                # assistant message in every later request.
+                db.execute("DELETE FROM messages WHERE id = ?", (message_id,))
+                return
+            if calls is None:
                 db.execute(
                     "UPDATE messages SET status = ?, content = ?, reasoning = ? WHERE id = ?",
                     (status, content, reasoning, message_id),
                 )
             else:
-                calls = [c.to_json() if isinstance(c, ToolCall) else dict(c) for c in tool_calls]
                 db.execute(
                     "UPDATE messages SET status = ?, content = ?, reasoning = ?, tool_calls = ?"
                     " WHERE id = ?",
@@ -390,7 +412,8 @@ class AiStore:
         ]
 
     def conversation(self, session_id: str) -> list[Message]:
-        """The messages to send to the model: complete and cut ones, in order."""
+        """The messages to send to the model: complete and cut ones, in order, without
+        assistant messages that say nothing (stored by older versions; see ``sendable``)."""
         with self._connection() as db:
             self._require_session(db, session_id)
             rows = db.execute(
@@ -398,7 +421,7 @@ class AiStore:
                 " ORDER BY id",
                 (session_id,),
             ).fetchall()
-        return [_message(row) for row in rows]
+        return sendable([_message(row) for row in rows])
 
     # -- runs -----------------------------------------------------------------------------
 
@@ -468,6 +491,11 @@ class AiStore:
                 "UPDATE approvals SET status = 'expired', decided_at = ? WHERE status = 'pending'",
                 (now,),
             )
+            db.execute(
+                "DELETE FROM messages WHERE status = 'streaming' AND role = 'assistant'"
+                " AND trim(content || reasoning, ' ' || char(9, 10, 13)) = ''"
+                " AND tool_calls IN ('', '[]')"
+            )
             db.execute("UPDATE messages SET status = 'cut' WHERE status = 'streaming'")
             db.execute(
                 "UPDATE tool_calls SET status = 'error', is_error = 1, result = ?, ended_at = ?"
@@ -503,7 +531,7 @@ class AiStore:
                         run_id,
                         message_id,
                         name,
-                        _dump(arguments),
+                        _dump(stored_arguments(name, arguments)),
                         status,
                         time.time(),
                     ),
@@ -586,6 +614,7 @@ class AiStore:
     ) -> dict[str, Any]:
         _require_choice("status", status, APPROVAL_STATUSES)
         approval_id = uuid.uuid4().hex
+        proposal, typed = stored_proposal(tool, proposal)
         with self._transaction() as db:
             self._require_session(db, session_id, run_id)
             db.execute(
@@ -603,6 +632,9 @@ class AiStore:
                     _dump(auto_rule) if auto_rule is not None else None,
                 ),
             )
+            if typed is not None and status in _OPEN_APPROVALS:
+                # Kept only while it can still be applied from here (pending or queued).
+                self._typed_inputs[approval_id] = typed
         return self.get_approval(approval_id)
 
     def get_approval(self, approval_id: str) -> dict[str, Any]:
@@ -610,7 +642,7 @@ class AiStore:
             row = db.execute("SELECT * FROM approvals WHERE id = ?", (approval_id,)).fetchone()
         if row is None:
             raise NotFound(f"No approval {approval_id}", reason="approval_not_found")
-        return _approval(row)
+        return self._with_inputs(_approval(row))
 
     def approvals(
         self, session_id: str, *, status: str | list[str] | tuple[str, ...] | None = None
@@ -626,7 +658,14 @@ class AiStore:
         with self._connection() as db:
             self._require_session(db, session_id)
             rows = db.execute(sql + " ORDER BY created_at, rowid", params).fetchall()
-        return [_approval(row) for row in rows]
+        return [self._with_inputs(_approval(row)) for row in rows]
+
+    def _with_inputs(self, approval: dict[str, Any]) -> dict[str, Any]:
+        """The approval with its proposal's typed inputs back, while they are in memory."""
+        typed = self._typed_inputs.get(approval["id"])
+        if typed is not None and isinstance(approval.get("proposal"), dict):
+            approval["proposal"] = restored_proposal(approval["proposal"], typed)
+        return approval
 
     def decide_approval(
         self, approval_id: str, *, status: str, decision: dict[str, Any] | None, user: str | None
@@ -656,7 +695,11 @@ class AiStore:
                     f"This approval was already decided ({row['status']}).",
                     reason="already_decided",
                 )
-        return self.get_approval(approval_id)
+        decided = self.get_approval(approval_id)
+        # Decided: the inputs were used (an approved call runs from its proposal in memory,
+        # a plan item is decided after it was applied) or will not be.
+        self._typed_inputs.pop(approval_id, None)
+        return decided
 
     # -- usage ----------------------------------------------------------------------------
 
@@ -840,6 +883,13 @@ def _call(row: sqlite3.Row) -> dict[str, Any]:
 
 def _approval(row: sqlite3.Row) -> dict[str, Any]:
     return _row(row, json=("proposal", "decision", "auto_rule"))
+
+
+def sendable(messages: list[Message]) -> list[Message]:
+    """``messages`` without assistant messages that have neither text nor tool calls: no
+    provider needs them, and strict ones (Mistral) answer 400 to a request holding one.
+    Reasoning alone does not count, since most adapters do not send it back."""
+    return [m for m in messages if m.role != "assistant" or m.tool_calls or m.content.strip()]
 
 
 def _message(row: sqlite3.Row) -> Message:

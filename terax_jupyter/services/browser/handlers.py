@@ -1,7 +1,9 @@
 """REST handlers of the browser engine (``/terax/api/browser/...``): saved workflows (list,
 get, delete, run without a model) and the open tabs (list, screenshot, close).
 
-Destructive workflows are not run here: they run through the agent, after an approval.
+Destructive workflows are not run here: they run through the agent, after an approval; nor
+is a destructive workflow replaced or a side effect lowered here (409 ``approval_required``).
+A run may pin the ``workflow_version`` and ``side_effect`` the caller expects.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from tornado import web
 from terax_jupyter.base import TeraxAPIHandler
 from terax_jupyter.exceptions import InvalidRequest, NotFound
 from terax_jupyter.services.browser.arguments import element_target, wait_condition
+from terax_jupyter.services.browser.manager import DEFAULT_TTL
+from terax_jupyter.services.browser.policy import MAX_TTL_SECONDS, SIDE_EFFECTS
 
 AUTH_RESOURCE = "terax.browser"
 _WORKFLOW = r"(?P<workflow>[^/]+)"  # checked by the workflow store (400 with the rule)
@@ -58,7 +62,7 @@ class WorkflowRunHandler(TeraxAPIHandler):
     @authorized
     async def post(self, workflow: str) -> None:
         body = self.json_body()
-        unknown = set(body) - {"inputs", "scope_id"}
+        unknown = set(body) - {"inputs", "scope_id", "workflow_version", "side_effect"}
         if unknown:
             raise InvalidRequest(
                 f"Unknown fields: {', '.join(sorted(unknown))}.", reason="invalid_parameter"
@@ -71,14 +75,36 @@ class WorkflowRunHandler(TeraxAPIHandler):
         scope = body.get("scope_id")
         if scope is not None and not isinstance(scope, str):
             raise InvalidRequest("'scope_id' is text.", reason="invalid_parameter")
+        # Pins: the run refuses (version_mismatch, side_effect_mismatch) unless the workflow
+        # is still the one the caller means; checked by the manager before anything runs.
+        version = body.get("workflow_version")
+        if version is not None and (
+            not isinstance(version, int) or isinstance(version, bool) or version < 1
+        ):
+            raise InvalidRequest(
+                "'workflow_version' is an integer of 1 or more.", reason="invalid_parameter"
+            )
+        side_effect = body.get("side_effect")
+        if side_effect is not None and side_effect not in SIDE_EFFECTS:
+            raise InvalidRequest(
+                f"'side_effect' is one of {', '.join(SIDE_EFFECTS)}.", reason="invalid_parameter"
+            )
         await asyncio.to_thread(
             self.terax.security.audit.record,
             "browser.workflow.run",
             user=self.user_name,
             name=workflow,
+            workflow_version=version,
+            side_effect=side_effect,
         )
         result = await self.terax.browser.run_workflow(
-            workflow, inputs, task=f"api:{self.user_name or 'user'}", scope_id=scope
+            workflow,
+            inputs,
+            task=f"api:{self.user_name or 'user'}",
+            scope_id=scope,
+            workflow_version=version,
+            side_effect=side_effect,
+            user=self.user_name,
         )
         self.finish_json(result.to_json())
 
@@ -115,14 +141,32 @@ class TabActionHandler(TeraxAPIHandler):
         body = self.json_body()
         browser = self.terax.browser
         if action == "save":
+            ttl = body.get("ttl_seconds", DEFAULT_TTL)
+            if not isinstance(ttl, int) or isinstance(ttl, bool) or not 1 <= ttl <= MAX_TTL_SECONDS:
+                raise InvalidRequest(
+                    f"'ttl_seconds' is a whole number of seconds from 1 to {MAX_TTL_SECONDS} "
+                    f"(90 days); nothing was saved.",
+                    reason="invalid_parameter",
+                )
             saved = await browser.save_workflow(
                 tab,
                 _text(body, "name"),
                 side_effect=_text(body, "side_effect"),
                 description=_text(body, "description", ""),
+                ttl_seconds=ttl,
                 preconditions=body.get("preconditions"),
                 postconditions=body.get("postconditions"),
                 overwrite=body.get("overwrite") is True,
+            )
+            await asyncio.to_thread(
+                self.terax.security.audit.record,
+                "browser.workflow.save",
+                user=self.user_name,
+                tab=tab,
+                name=saved.name,
+                workflow_version=saved.policy.workflow_version,
+                side_effect=saved.policy.side_effect,
+                steps=len(saved.recording.steps),
             )
             self.finish_json(saved.to_json(), 201)
             return

@@ -329,6 +329,7 @@ class Recorder:
         self._inputs: list[str] = []
         self._reasons: list[str] = []
         self._typed: set[str] = set()
+        self._raw = False  # a raw operation was recorded (its own reason says which)
         for name in inputs:
             self.declare_input(name)
 
@@ -382,21 +383,33 @@ class Recorder:
         return action if isinstance(action, Type) else None
 
     def raw_input(self, what: str = "raw input events") -> None:
+        self._raw = True
         self.mark_non_cacheable(f"sent {what}")
 
     def coordinate_click(self, x: float, y: float) -> None:
+        self._raw = True
         self.mark_non_cacheable(f"clicked at coordinates ({x:g}, {y:g})")
 
     def evaluate(self, script: str) -> None:
         """Arbitrary script cannot be replayed; only its digest is ever kept."""
+        self._raw = True
         digest = hashlib.sha256(script.encode("utf-8", "replace")).hexdigest()
         self.mark_non_cacheable(f"evaluated script (sha256 {digest[:16]})")
 
-    def finish(self) -> Recording:
+    def finish(self, *, raw_used: bool = False) -> Recording:
+        """The recording so far. ``raw_used`` is the page's flag (``BrowserPage.raw_used``):
+        a raw operation that did not come through this recorder (a caller that used the
+        page directly) still makes the recording non-cacheable."""
+        reasons = list(self._reasons)
+        if raw_used and not self._raw:
+            reasons.append(
+                "the page was driven by a raw operation (script, coordinate click or raw "
+                "key) that replay cannot reproduce"
+            )
         return Recording(
             tuple(self._steps),
             tuple(self._inputs),
-            tuple(self._reasons),
+            tuple(reasons),
             typed_values=frozenset(self._typed),
         )
 

@@ -100,6 +100,18 @@ SCHEMAS = {
                 "type": "string",
                 "description": "The scope the caller is in (default: the workflow's own).",
             },
+            "workflow_version": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "Run only if the workflow is at this version (else 409 "
+                "version_mismatch).",
+            },
+            "side_effect": {
+                "type": "string",
+                "enum": ["read_only", "mutating", "destructive"],
+                "description": "Run only if the workflow has this side effect (else 409 "
+                "side_effect_mismatch).",
+            },
         },
         "additionalProperties": False,
     },
@@ -121,7 +133,9 @@ SCHEMAS = {
         "name), text, input? (the name that makes "
         "the text a {{placeholder}}); wait: one of url_contains, title_contains, "
         "text_contains, selector, and timeout (s); snapshot: nothing; save: name, "
-        "side_effect, description?, preconditions?, postconditions?, overwrite?.",
+        "side_effect, description?, preconditions?, postconditions?, overwrite?, "
+        "ttl_seconds? (1 to 7776000, default 30 days). Replacing a destructive workflow or "
+        "lowering a side effect answers 409 approval_required (the agent asks the user).",
         "properties": {
             "url": {"type": "string"},
             "ref": {"type": "string"},
@@ -139,6 +153,7 @@ SCHEMAS = {
             "preconditions": {"type": "array", "items": _CONDITION},
             "postconditions": {"type": "array", "items": _CONDITION},
             "overwrite": {"type": "boolean"},
+            "ttl_seconds": {"type": "integer", "minimum": 1, "maximum": 7776000},
         },
     },
     "TabPage": {

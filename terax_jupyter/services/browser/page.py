@@ -5,8 +5,8 @@ guard that keeps the tab on loopback.
 type_text, text_contains, selector_exists) plus what the agent's tools need: url, title,
 screenshot, wait_for, and RAW operations (``evaluate``, ``click_at``, ``press_key``) that act
 outside the accessibility tree. A RAW operation sets ``raw_used``; the page never clears it: the
-recorder reads it (and may reset it to False when a recording starts) to mark a recording as
-not cacheable.
+recording tab resets it when a recording starts and passes it to its recorder whenever the
+recording is read (``Recorder.finish(raw_used=...)``), which marks the recording not cacheable.
 
 The network guard: ``Fetch.enable`` pauses every request of the tab; a request goes on only if
 ``policy(url)`` is true (default ``loopback_only``: http(s) to localhost, 127.0.0.0/8 or ::1,
@@ -29,8 +29,10 @@ import contextlib
 import json
 import logging
 import math
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin, urlsplit
 
 from terax_jupyter.exceptions import (
     AccessDenied,
@@ -75,6 +77,7 @@ ERROR_PAGE_WAIT = 2.0
 SCREENSHOT_TIMEOUT = 10.0
 # How long after a click or key the main frame may start loading and still be waited for.
 NAVIGATION_START_WAIT = 0.1
+MAX_IN_FLIGHT = 10_000
 
 
 # --- page scripts --------------------------------------------------------------------------
@@ -86,6 +89,28 @@ _BY_VALUE = """function (limit) {
   if (text === undefined) return {kind: "none"};
   if (text.length > limit) return {kind: "big", size: text.length};
   return {kind: "json", text: text};
+}"""
+
+
+# Runs on the target node with the click point: is the element there the node or inside it
+# (its own subtree, shadow trees included), or inside one of its labels (a click there goes
+# to the control)? Otherwise, a short description of what is there.
+_HIT_TEST = """function (x, y) {
+  const root = this.getRootNode();
+  const at = (root && root.elementFromPoint ? root : document).elementFromPoint(x, y);
+  for (let n = at; n; n = n.parentNode || n.host) { if (n === this) return {hit: true}; }
+  if (!at) return {hit: false, by: "nothing (the point is outside the page)"};
+  // A control's own label passes the click to it (a styled checkbox drawn over its input).
+  for (const label of this.labels || []) { if (label.contains(at)) return {hit: true}; }
+  let by = at.localName;
+  if (at.id) by += "#" + at.id;
+  const role = at.getAttribute("role");
+  if (role) by += " role=" + role;
+  let frame = "";
+  if (at.localName === "iframe" || at.localName === "frame") {
+    try { frame = new URL(at.src, document.baseURI).origin; } catch (e) { frame = ""; }
+  }
+  return {hit: false, by: by, frame: frame};
 }"""
 
 
@@ -130,6 +155,10 @@ class BrowserPage:
         self._gone: str | None = None  # why calls fail now: crashed, detached, closed
         self._closed = False
         self._evaluations = 0
+        # Requests of the page (its frames' included) that have not finished, and since when
+        # none has been in flight: how replay knows a page is idle (``network_idle_for``).
+        self._in_flight: set[str] = set()
+        self._network_quiet_since = time.monotonic()
 
     @classmethod
     async def open(
@@ -152,6 +181,8 @@ class BrowserPage:
                 page._call("Page.enable"),
                 page._call("Page.setLifecycleEventsEnabled", {"enabled": True}),
                 page._call("Fetch.enable", {"patterns": [{"urlPattern": "*"}]}),
+                # Events only (no bodies kept): for network_idle_for.
+                page._call("Network.enable", {"maxTotalBufferSize": 0, "maxResourceBufferSize": 0}),
             )
         except BaseException:
             with contextlib.suppress(BrowserError, Timeout):
@@ -206,7 +237,27 @@ class BrowserPage:
             on("Page.javascriptDialogOpening", self._on_dialog, self.session_id),
             on("Inspector.targetCrashed", self._on_crash, self.session_id),
             on("Target.detachedFromTarget", self._on_detach),
+            on("Network.requestWillBeSent", self._on_request_sent, self.session_id),
+            on("Network.loadingFinished", self._on_request_done, self.session_id),
+            on("Network.loadingFailed", self._on_request_done, self.session_id),
         ]
+
+    def _on_request_sent(self, event: CdpEvent) -> None:
+        request_id = event.params.get("requestId")
+        if isinstance(request_id, str) and len(self._in_flight) < MAX_IN_FLIGHT:
+            self._in_flight.add(request_id)
+
+    def _on_request_done(self, event: CdpEvent) -> None:
+        self._in_flight.discard(str(event.params.get("requestId")))
+        if not self._in_flight:
+            self._network_quiet_since = time.monotonic()
+
+    def network_idle_for(self) -> float:
+        """Seconds since the last request of the page finished with none in flight; 0.0
+        while one is (a long poll keeps a page busy: replay then waits its settle time)."""
+        if self._in_flight:
+            return 0.0
+        return time.monotonic() - self._network_quiet_since
 
     def _on_request(self, event: CdpEvent) -> None:
         request_id = event.params.get("requestId")
@@ -285,6 +336,9 @@ class BrowserPage:
             )
         limit = self.timeout if timeout is None else timeout
         blocked_before = self.blocked_count
+        # The old document's requests are cancelled by the navigation; a lost "finished"
+        # event must not keep the new page busy forever.
+        self._in_flight.clear()
         lifecycle = self.connection.subscribe("Page.lifecycleEvent", self.session_id, maxsize=1024)
         try:
             await asyncio.wait_for(self._load(url, lifecycle, limit, blocked_before), limit)
@@ -342,6 +396,28 @@ class BrowserPage:
         nodes = ax_nodes(tree.get("nodes") or ())
         title = nodes[0].name if nodes and nodes[0].role == "document" else ""
         return Snapshot(url=await self.url(), title=title, nodes=tuple(nodes))
+
+    async def frame_origin(self, node: AXNode) -> str:
+        """The origin (scheme://host:port) an ``iframe`` node of a snapshot shows, or ""."""
+        if node.backend_node_id is None:
+            return ""
+        try:
+            described = await self._call(
+                "DOM.describeNode", {"backendNodeId": node.backend_node_id}
+            )
+        except BrowserError:
+            return ""
+        attributes = (described.get("node") or {}).get("attributes") or []
+        source = dict(zip(attributes[0::2], attributes[1::2], strict=False)).get("src", "")
+        try:
+            parts = urlsplit(urljoin(await self.url(), str(source)) if source else "")
+            port = parts.port
+        except ValueError:
+            return ""
+        if not parts.scheme or not parts.hostname:
+            return ""  # no src, about:blank, srcdoc: nothing to name
+        host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+        return f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
 
     async def text_contains(self, text: str) -> bool:
         """Whether the page's visible text (``innerText``, whitespace collapsed) has ``text``."""
@@ -446,14 +522,53 @@ class BrowserPage:
 
     async def click(self, node: AXNode) -> None:
         """Scroll the node into view and click the centre of its box; when the click starts
-        a new document (a link, a form), wait until it has loaded."""
+        a new document (a link, a form), wait until it has loaded.
+
+        The click goes by coordinates (real, trusted input events), so first the page is
+        asked which element is at that point: if it is not the node or inside it (an
+        overlay, even a transparent one, would take the click) nothing is clicked and
+        ``BrowserError`` with reason ``target_covered`` names what covers it."""
         backend = await self._attached(node)
         try:
             await self._call("DOM.scrollIntoViewIfNeeded", {"backendNodeId": backend})
             x, y = await self._centre(backend)
         except BrowserError as error:
             raise BrowserError(_stale(node, error.message)) from None
+        await self._require_hit(node, backend, x, y)
         await self._settled(self._mouse_click(x, y))
+
+    async def _require_hit(self, node: AXNode, backend: int, x: float, y: float) -> None:
+        """Refuse (``target_covered``) when the element at (x, y) is not ``node`` or inside
+        it. Elements with ``pointer-events: none`` do not count: clicks pass through them."""
+        try:
+            resolved = await self._call("DOM.resolveNode", {"backendNodeId": backend})
+            object_id = resolved["object"]["objectId"]
+        except (BrowserError, KeyError) as error:
+            detail = error.message if isinstance(error, BrowserError) else "no object"
+            raise BrowserError(_stale(node, detail)) from None
+        try:
+            answer = await self._call(
+                "Runtime.callFunctionOn",
+                {
+                    "functionDeclaration": _HIT_TEST,
+                    "objectId": object_id,
+                    "arguments": [{"value": x}, {"value": y}],
+                    "returnByValue": True,
+                },
+            )
+        finally:
+            self._spawn(self._call("Runtime.releaseObject", {"objectId": object_id}))
+        hit = (answer.get("result") or {}).get("value")
+        if isinstance(hit, dict) and hit.get("hit") is True:
+            return
+        covering = clipped_text(str((hit or {}).get("by") or "nothing"), 120)
+        frame = (hit or {}).get("frame")
+        where = f" (a frame of {frame})" if isinstance(frame, str) and frame else ""
+        raise BrowserError(
+            f"cannot click the {node.role} {node.name!r}: another element ({covering}{where})"
+            " covers its centre and would take the click; nothing was clicked",
+            reason="target_covered",
+        )
 
     async def _settled(self, action: Coroutine[Any, Any, None]) -> None:
         """Run an input action; if the main frame starts loading within a moment (a link, a

@@ -14,21 +14,29 @@ threshold, perform; finally the postconditions.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from terax_jupyter.exceptions import InvalidRequest, ReplayRefused, TeraxError, Timeout
+from terax_jupyter.exceptions import (
+    BrowserError,
+    InvalidRequest,
+    ReplayRefused,
+    TeraxError,
+    Timeout,
+)
 from terax_jupyter.services.browser.ir import Click, Navigate, Type, is_identifier
 from terax_jupyter.services.browser.policy import ReplayPolicy
+from terax_jupyter.services.browser.sanitize import action_targets
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping, Sequence
 
     from terax_jupyter.services.browser.ir import Recording
     from terax_jupyter.services.browser.policy import Condition
-    from terax_jupyter.services.browser.sanitize import Sanitizer
+    from terax_jupyter.services.browser.sanitize import Sanitizer, StructureKey
     from terax_jupyter.services.browser.store import AuditRun, AuditWriter
     from terax_jupyter.services.browser.types import ReplayPage, Snapshot
     from terax_jupyter.services.browser.verifier import ReplayVerifier
@@ -39,6 +47,12 @@ DEFAULT_STEP_TIMEOUT = 30.0
 # a page that is still rendering (a script that fetches) settles within it.
 DEFAULT_SETTLE_TIMEOUT = 3.0
 SETTLE_INTERVAL = 0.1
+# A page is idle, and a refusal need not wait out the settle time, when no request of it has
+# been in flight and its tree has not changed for this long (pages that can tell their
+# network state only: ``ReplayPage.network_idle_for``).
+DEFAULT_QUIET_WINDOW = 0.5
+SETTLE_REASONS = ("ready", "idle", "timeout")
+FRAMES_NAMED = 5
 MAX_INPUT_LENGTH = 10_000
 
 REFUSAL_REASONS = (
@@ -58,6 +72,7 @@ REFUSAL_REASONS = (
     "token_mismatch",
     "target_missing",
     "target_ambiguous",
+    "target_covered",
     "mutation_drift",
     "postcondition_failed",
 )
@@ -111,6 +126,28 @@ def structural_drift(recorded: Sequence[str], fresh: Sequence[str]) -> float:
     return 1.0 - matcher.ratio()
 
 
+def recorded_structure(
+    target: ReplayTarget, structure: Sequence[str], sanitizer: Sanitizer
+) -> tuple[str, ...]:
+    """A step's stored structure as compared: keyed hashes as stored (they went through the
+    sanitizer before hashing), a structure in clear through the sanitizer."""
+    if getattr(target, "structure_key", None) is not None:
+        return tuple(structure)
+    return sanitizer.structure(structure)
+
+
+def fresh_structure(
+    target: ReplayTarget, snapshot: Snapshot, sanitizer: Sanitizer
+) -> tuple[str, ...]:
+    """A fresh snapshot's structure the way the target's steps were stored: sanitized, then
+    hashed under the store's key (the lines of the recording's targets kept in clear)."""
+    lines = sanitizer.structure(snapshot.structure())
+    key: StructureKey | None = getattr(target, "structure_key", None)
+    if key is None:
+        return lines
+    return key.lines(lines, action_targets(target.recording))
+
+
 class Replayer:
     """Replays stored flows on a ``ReplayPage``; one per server, safe for concurrent replays
     on different pages.
@@ -128,6 +165,7 @@ class Replayer:
         drift_threshold: float = DEFAULT_DRIFT_THRESHOLD,
         step_timeout: float = DEFAULT_STEP_TIMEOUT,
         settle_timeout: float = DEFAULT_SETTLE_TIMEOUT,
+        quiet_window: float = DEFAULT_QUIET_WINDOW,
         clock: Callable[[], float] = time.time,
     ) -> None:
         if not 0.0 <= drift_threshold < 1.0:
@@ -135,12 +173,13 @@ class Replayer:
                 "drift_threshold is a share of changed structure from 0 to below 1.",
                 reason="invalid_threshold",
             )
-        if step_timeout <= 0 or settle_timeout < 0:
+        if step_timeout <= 0 or settle_timeout < 0 or quiet_window < 0:
             raise InvalidRequest(
-                "step_timeout must be positive and settle_timeout not negative.",
+                "step_timeout must be positive, settle_timeout and quiet_window not negative.",
                 reason="invalid_timeout",
             )
         self.settle_timeout = settle_timeout
+        self.quiet_window = quiet_window
         self._verifier = verifier
         self._audit = audit
         self._sanitizer = sanitizer
@@ -182,8 +221,13 @@ class Replayer:
                 target, page, inputs, task, policy, verifier_token, moment, run_state, started
             )
         except ReplayRefused as error:
+            settled = {"settle": run_state.settled} if run_state.settled else {}
             await run_state.log(
-                "replay_refused", reason=error.reason, message=error.message, step=run_state.step
+                "replay_refused",
+                reason=error.reason,
+                message=error.message,
+                step=run_state.step,
+                **settled,
             )
             raise
         except TeraxError as error:
@@ -249,32 +293,49 @@ class Replayer:
             begun = time.perf_counter()
             action = step.action
             if isinstance(action, Navigate):
-                await self._call(page.navigate(action.url))
+                # The first page was just loaded for this replay and checked (preconditions,
+                # the token's page structure): act on that very page rather than load it a
+                # second time, which would also cut what was checked from what is acted on.
+                if not (index == 0 and start.url == action.url):
+                    await self._call(page.navigate(action.url))
             else:
-                snapshot, matches = await self._resolve(page, action.role, action.name)
+                snapshot, matches, run.settled = await self._resolve(page, action.role, action.name)
                 if not matches:
                     raise ReplayRefused(
-                        f"Step {index + 1}: no {action.role} named {action.name!r} on the page.",
+                        f"Step {index + 1}: no {action.role} named {action.name!r} on the page"
+                        f" ({self._settled_text(run.settled)})."
+                        + await self._frames_note(page, snapshot),
                         reason="target_missing",
                     )
                 if len(matches) > 1:
                     raise ReplayRefused(
                         f"Step {index + 1}: {len(matches)} {action.role} elements are named "
-                        f"{action.name!r}; replay does not guess which.",
+                        f"{action.name!r}; replay does not guess which."
+                        + await self._frames_note(page, snapshot),
                         reason="target_ambiguous",
                     )
                 drift = structural_drift(
-                    sanitizer.structure(step.structure), sanitizer.structure(snapshot.structure())
+                    recorded_structure(target, step.structure, sanitizer),
+                    fresh_structure(target, snapshot, sanitizer),
                 )
                 if drift > self.drift_threshold:
                     raise ReplayRefused(
                         f"Step {index + 1}: the page changed too much since it was recorded "
                         f"({drift:.0%} of its structure, more than "
-                        f"{self.drift_threshold:.0%}).",
+                        f"{self.drift_threshold:.0%})." + await self._frames_note(page, snapshot),
                         reason="mutation_drift",
                     )
                 if isinstance(action, Click):
-                    await self._call(page.click(matches[0]))
+                    try:
+                        await self._call(page.click(matches[0]))
+                    except BrowserError as error:
+                        if error.reason != "target_covered":
+                            raise
+                        # The node is there, but a click at its place would hit another
+                        # element (an overlay): that is not the click that was recorded.
+                        raise ReplayRefused(
+                            f"Step {index + 1}: {error.message}.", reason="target_covered"
+                        ) from None
                 elif isinstance(action, Type):
                     text = inputs.get(action.placeholder)
                     if text is None:  # _check_inputs ran; kept so no path types nothing
@@ -287,8 +348,9 @@ class Replayer:
             await run.log("step_done", step=index, action=action, ms=step_ms[-1])
         run.step = None
 
-        final = await self._settle_conditions(policy.postconditions, page)
+        final, run.settled = await self._settle_conditions(policy.postconditions, page)
         await self._check_conditions(policy.postconditions, page, final, "postcondition_failed")
+        run.settled = None
         timings = {"checks": checks_ms, "steps": step_ms, "total": _ms(started)}
         await run.log("replay_finished", steps=len(step_ms), timings_ms=timings, end=final)
         return ReplayResult(
@@ -300,28 +362,84 @@ class Replayer:
             audit_path=run.run.path,
         )
 
-    async def _resolve(self, page: ReplayPage, role: str, name: str) -> tuple[Snapshot, list[Any]]:
-        """A fresh snapshot and the exact matches of role and name in it; while there is not
-        exactly one, look again until the settle time is over (then the caller refuses)."""
-        deadline = time.monotonic() + self.settle_timeout
-        while True:
-            snapshot = await self._call(page.snapshot())
-            matches = snapshot.find(role, name)
-            if len(matches) == 1 or time.monotonic() >= deadline:
-                return snapshot, matches
-            await asyncio.sleep(SETTLE_INTERVAL)
+    async def _resolve(
+        self, page: ReplayPage, role: str, name: str
+    ) -> tuple[Snapshot, list[Any], str]:
+        """A fresh snapshot, the exact matches of role and name in it, and how the settle
+        ended; while there is not exactly one, look again (see ``settle``)."""
+
+        async def one(snapshot: Snapshot) -> bool:
+            return len(snapshot.find(role, name)) == 1
+
+        snapshot, how = await self.settle(page, one)
+        return snapshot, snapshot.find(role, name), how
 
     async def _settle_conditions(
         self, conditions: Sequence[Condition], page: ReplayPage
-    ) -> Snapshot:
-        """A snapshot once all ``conditions`` hold, or the last one at the settle deadline."""
+    ) -> tuple[Snapshot, str]:
+        """A snapshot once all ``conditions`` hold, or the last one when the settle ended."""
+
+        async def holding(snapshot: Snapshot) -> bool:
+            return all([await self._holds(c, page, snapshot) for c in conditions])
+
+        return await self.settle(page, holding)
+
+    async def settle(
+        self, page: ReplayPage, ready: Callable[[Snapshot], Awaitable[bool]]
+    ) -> tuple[Snapshot, str]:
+        """Fresh snapshots until ``ready`` holds (``"ready"``), the page is idle (``"idle"``:
+        no request in flight and the same tree for ``quiet_window``; only a page that has
+        ``network_idle_for``), or ``settle_timeout`` is over (``"timeout"``). A page that is
+        still rendering gets the whole settle time; a refusal on an idle page comes at once."""
         deadline = time.monotonic() + self.settle_timeout
+        network_idle_for: Callable[[], float] | None = getattr(page, "network_idle_for", None)
+        shape: tuple[Any, ...] | None = None
+        stable_since = time.monotonic()
         while True:
             snapshot = await self._call(page.snapshot())
-            holding = [await self._holds(c, page, snapshot) for c in conditions]
-            if all(holding) or time.monotonic() >= deadline:
-                return snapshot
+            if await ready(snapshot):
+                return snapshot, "ready"
+            moment = time.monotonic()
+            if moment >= deadline:
+                return snapshot, "timeout"
+            current = _shape(snapshot)
+            if current != shape:
+                shape, stable_since = current, moment
+            elif (
+                network_idle_for is not None
+                and moment - stable_since >= self.quiet_window
+                and network_idle_for() >= self.quiet_window
+            ):
+                return snapshot, "idle"
             await asyncio.sleep(SETTLE_INTERVAL)
+
+    def _settled_text(self, how: str | None) -> str:
+        if how == "idle":
+            return "the page was idle: no requests and no changes"
+        return f"looked for {self.settle_timeout:g} s"
+
+    async def _frames_note(self, page: ReplayPage, snapshot: Snapshot) -> str:
+        """What a refusal says about the page's frames: replay reads the main frame only, so
+        a target inside a frame is never found; the frames are named with their origin."""
+        frames = [node for node in snapshot.nodes if node.role == "iframe"]
+        if not frames:
+            return ""
+        origin_of = getattr(page, "frame_origin", None)
+        named = []
+        for node in frames[:FRAMES_NAMED]:
+            origin = ""
+            if origin_of is not None:
+                with contextlib.suppress(TeraxError):
+                    origin = str(await self._call(origin_of(node)) or "")
+            label = repr(node.name) if node.name else "unnamed"
+            named.append(f"{label} ({origin})" if origin else label)
+        more = f" and {len(frames) - FRAMES_NAMED} more" if len(frames) > FRAMES_NAMED else ""
+        return (
+            f" The page has {len(frames)} frame(s) whose content replay does not see: "
+            + ", ".join(named)
+            + more
+            + "; a target inside a frame cannot be replayed."
+        )
 
     def _check_entry(self, target: ReplayTarget, policy: ReplayPolicy, now: float) -> None:
         stored = target.policy
@@ -392,6 +510,7 @@ class _Run:
         self.run = run
         self.steps = steps
         self.step: int | None = None
+        self.settled: str | None = None  # how the last settle ended, while it matters
 
     async def log(self, event: str, **fields: Any) -> None:
         await asyncio.to_thread(lambda: self.run.record(event, **fields))
@@ -419,6 +538,20 @@ def _check_inputs(recording: Recording, inputs: Mapping[str, str]) -> None:
                 f"Input {name!r} must be text of at most {MAX_INPUT_LENGTH} characters.",
                 reason="invalid_input",
             )
+        if value == "{{" + name + "}}":
+            # What a store keeps instead of the value (the agent's ai.sqlite3 does): the real
+            # one is gone (a restart since the approval); typing the placeholder is no replay.
+            raise ReplayRefused(
+                f"Input {name!r} has only its placeholder, not a value (it was not kept, "
+                "e.g. across a restart); run the workflow again with its values.",
+                reason="input_missing",
+            )
+
+
+def _shape(snapshot: Snapshot) -> tuple[Any, ...]:
+    """What changes when the page changes (refs do not count: they are per snapshot)."""
+    nodes = tuple((n.depth, n.role, n.name, n.value, n.properties) for n in snapshot.nodes)
+    return (snapshot.url, snapshot.title, nodes)
 
 
 def _ms(since: float) -> float:

@@ -8,6 +8,7 @@ is scrubbed of the values typed in this flow and redacted by the project's ``Red
 from __future__ import annotations
 
 import hashlib
+import hmac
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -25,7 +26,7 @@ from terax_jupyter.services.browser.policy import Condition, ReplayPolicy
 from terax_jupyter.services.browser.types import AXNode, Snapshot
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Collection, Iterable, Mapping
 
     from terax_jupyter.services.browser.ir import Action
 
@@ -38,6 +39,51 @@ MIN_SCRUB_LENGTH = 3
 TYPED_KEYS = frozenset({"value", "text", "typed", "typed_text", "input_value", "keys"})
 SCRIPT_KEYS = frozenset({"script", "expression", "source", "function", "js"})
 URL_KEYS = frozenset({"url", "href", "src"})
+
+
+class StructureKey:
+    """Keyed hashes of page structure lines, so that what a page showed is not kept at rest.
+
+    A stored step keeps, of each ``depth:role:name`` line, ``h:`` and the first 128 bits of
+    HMAC-SHA256 under the store's private key; only the lines of the targets the recording
+    acts on stay in clear (their role and name are in the actions anyway). Drift detection
+    compares lines for equality, so it works on the hashes: a fresh snapshot is hashed the same
+    way. The key keeps short lines ("Signed in as MALLORY.Q") from being guessed by hashing
+    candidates: without it a hash says nothing.
+    """
+
+    PREFIX = "h:"
+
+    def __init__(self, key: bytes) -> None:
+        if not isinstance(key, bytes) or len(key) < 16:
+            raise ValueError("a structure key is at least 16 random bytes")
+        self._key = key
+
+    def __repr__(self) -> str:
+        return "StructureKey(...)"  # never the key
+
+    def line(self, line: str, clear: Collection[tuple[str, str]] = ()) -> str:
+        if line.startswith(self.PREFIX):
+            return line  # hashed already (a structure line starts with its depth)
+        parts = line.split(":", 2)
+        if len(parts) == 3 and (parts[1], parts[2]) in clear:
+            return line
+        digest = hmac.new(self._key, line.encode("utf-8", "replace"), hashlib.sha256)
+        return self.PREFIX + digest.hexdigest()[:32]
+
+    def lines(
+        self, lines: Iterable[str], clear: Collection[tuple[str, str]] = ()
+    ) -> tuple[str, ...]:
+        return tuple(self.line(line, clear) for line in lines)
+
+
+def action_targets(recording: Recording) -> frozenset[tuple[str, str]]:
+    """The (role, name) of every node the recording acts on: the lines kept in clear."""
+    return frozenset(
+        (step.action.role, step.action.name)
+        for step in recording.steps
+        if isinstance(step.action, (Click, Type))
+    )
 
 
 class Sanitizer:

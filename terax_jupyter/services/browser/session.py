@@ -1,14 +1,20 @@
 """A browser session: one Chromium, its DevTools connection (over the browser's pipe), and the
-pages opened on it."""
+pages opened on it.
+
+A session can also hand out throw-away browser contexts (``new_context``): Chromium's
+incognito-like profiles inside the same process, each with its own cookies, storage and cache,
+gone with ``dispose_context``. A long-lived browser then serves one replay after another with
+a clean profile each time, without paying a browser launch per replay.
+"""
 
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from terax_jupyter.exceptions import BrowserError, Timeout
 from terax_jupyter.services.browser.cdp import CdpConnection
-from terax_jupyter.services.browser.launcher import ChromiumLauncher
+from terax_jupyter.services.browser.launcher import DEAD_PROXY, ChromiumLauncher
 from terax_jupyter.services.browser.page import DEFAULT_TIMEOUT, BrowserPage, loopback_only
 
 if TYPE_CHECKING:
@@ -67,14 +73,43 @@ class BrowserSession:
             raise
         return self
 
-    async def new_page(self, *, policy: NetworkPolicy | None = None) -> BrowserPage:
+    async def new_page(
+        self, *, policy: NetworkPolicy | None = None, context: str | None = None
+    ) -> BrowserPage:
         """A new tab on about:blank under the network guard (this session's policy unless
-        another is given)."""
+        another is given), in browser context ``context`` (from ``new_context``) if given,
+        else in the browser's default one."""
+        connection: Any = self._live()
+        if context is not None:
+            connection = _InContext(connection, context)
         page = await BrowserPage.open(
-            self._live(), policy=policy if policy is not None else self.policy, timeout=self.timeout
+            connection, policy=policy if policy is not None else self.policy, timeout=self.timeout
         )
         self.pages.append(page)
         return page
+
+    async def new_context(self) -> str:
+        """A fresh browser context (no cookies, storage or cache of any other); its id.
+
+        Under ``lockdown`` the context gets the launcher's dead proxy as well, so that it
+        stays off the network even if Chromium gave new contexts a proxy setting of their
+        own (loopback is never proxied, so local servers are still reached)."""
+        params: dict[str, Any] = {"disposeOnDetach": True}
+        if self.launcher.lockdown:
+            params["proxyServer"] = DEAD_PROXY
+        created = await self._live().send("Target.createBrowserContext", params)
+        return str(created["browserContextId"])
+
+    async def dispose_context(self, context: str) -> None:
+        """Close browser context ``context`` with every tab in it; its cookies and storage
+        are gone. Safe after the browser died."""
+        self.pages = [page for page in self.pages if not page.closed]
+        if self.connection is None or self.connection.closed:
+            return
+        with contextlib.suppress(BrowserError, Timeout):
+            await self.connection.send(
+                "Target.disposeBrowserContext", {"browserContextId": context}, timeout=5
+            )
 
     def _live(self) -> CdpConnection:
         if self._closed:
@@ -111,3 +146,22 @@ class BrowserSession:
         traceback: TracebackType | None,
     ) -> None:
         await self.close()
+
+
+class _InContext:
+    """The session's connection, except that the tab ``BrowserPage.open`` creates lands in
+    browser context ``context``: everything else is passed through to the connection."""
+
+    def __init__(self, connection: CdpConnection, context: str) -> None:
+        self._connection = connection
+        self._context = context
+
+    async def send(
+        self, method: str, params: dict[str, Any] | None = None, **options: Any
+    ) -> dict[str, Any]:
+        if method == "Target.createTarget":
+            params = {**(params or {}), "browserContextId": self._context}
+        return await self._connection.send(method, params, **options)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._connection, name)

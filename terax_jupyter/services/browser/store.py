@@ -10,11 +10,12 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import sqlite3
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from terax_jupyter.exceptions import AlreadyExists, InvalidRequest, NotFound, Unavailable
@@ -24,9 +25,14 @@ from terax_jupyter.security.database import (
     open_private_database,
     run_script,
 )
-from terax_jupyter.security.storage import create_private_append_only, private_directory
+from terax_jupyter.security.storage import (
+    create_private_append_only,
+    private_directory,
+    read_or_create_private_file,
+)
 from terax_jupyter.services.browser.ir import Recording
 from terax_jupyter.services.browser.policy import ReplayPolicy
+from terax_jupyter.services.browser.sanitize import StructureKey, action_targets
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -68,6 +74,19 @@ CREATE TABLE workflows (
 """
 
 
+# The tables with recordings, for hashing structures stored in clear by an older version.
+_REHASH = (
+    (
+        "SELECT rowid AS id, recording FROM cache_entries",
+        "UPDATE cache_entries SET recording = ? WHERE rowid = ?",
+    ),
+    (
+        "SELECT rowid AS id, recording FROM workflows",
+        "UPDATE workflows SET recording = ? WHERE rowid = ?",
+    ),
+)
+
+
 def _to_1(db: sqlite3.Connection) -> None:
     run_script(db, _SCHEMA_1)
 
@@ -92,6 +111,8 @@ class CacheEntry:
     policy_fingerprint: str
     command_digest: str
     created_at: float
+    # The key the structure lines were hashed with (replay hashes fresh lines with it).
+    structure_key: StructureKey | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -117,6 +138,7 @@ class SavedWorkflow:
     policy_fingerprint: str
     command_digest: str
     created_at: float
+    structure_key: StructureKey | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         """A summary for listings (the recording's structures left out)."""
@@ -133,7 +155,13 @@ class SavedWorkflow:
 
 
 class ReplayStore:
-    """The cache of replayable flows and the saved workflows: SQLite in WAL mode, 0600."""
+    """The cache of replayable flows and the saved workflows: SQLite in WAL mode, 0600.
+
+    Page structures are stored as keyed hashes (``StructureKey``) under a private key kept
+    in ``<path>.key`` (0600, created once, never written anywhere else): a copy of the
+    database alone holds no page text. Rows written before that are hashed when the store
+    opens, with ``secure_delete`` so that the old text does not linger in free pages.
+    """
 
     def __init__(self, path: str, *, sanitizer: Sanitizer) -> None:
         self.path = path
@@ -143,6 +171,13 @@ class ReplayStore:
         self._db, self.journal_mode = open_private_database(
             path, "The browser replay store", migrate
         )
+        try:
+            self.structure_key = load_structure_key(path + ".key")
+            self._db.execute("PRAGMA secure_delete = ON")
+            self._hash_clear_structures()
+        except BaseException:
+            self.close()
+            raise
 
     def close(self) -> None:
         with self._lock:
@@ -179,6 +214,7 @@ class ReplayStore:
             stored_policy.fingerprint(),
             stored_recording.command_digest(),
             created,
+            self.structure_key,
         )
         with self._transaction() as db:
             db.execute(
@@ -210,7 +246,7 @@ class ReplayStore:
                 " AND workflow_version = ? AND policy_fingerprint = ?",
                 (stored.scope_id, key, stored.workflow_version, stored.fingerprint()),
             ).fetchone()
-        return None if row is None else _entry(row)
+        return None if row is None else _entry(row, self.structure_key)
 
     def entries(
         self, *, scope_id: str | None = None, workflow: str | None = None
@@ -228,7 +264,7 @@ class ReplayStore:
             sql += " WHERE " + " AND ".join(clauses)
         with self._connection() as db:
             rows = db.execute(sql + " ORDER BY created_at DESC", params).fetchall()
-        return [_entry(row) for row in rows]
+        return [_entry(row, self.structure_key) for row in rows]
 
     def delete_entries(self, *, scope_id: str | None = None, workflow: str | None = None) -> int:
         """Forget cached entries (of one scope and/or workflow; all without either)."""
@@ -277,6 +313,7 @@ class ReplayStore:
             policy_fingerprint=stored_policy.fingerprint(),
             command_digest=stored_recording.command_digest(),
             created_at=time.time() if now is None else now,
+            structure_key=self.structure_key,
         )
         row = (
             saved.name,
@@ -310,12 +347,12 @@ class ReplayStore:
             row = db.execute("SELECT * FROM workflows WHERE name = ?", (name,)).fetchone()
         if row is None:
             raise NotFound(f"No workflow named {name!r}.", reason="workflow_not_found")
-        return _workflow(row)
+        return _workflow(row, self.structure_key)
 
     def list_workflows(self) -> list[SavedWorkflow]:
         with self._connection() as db:
             rows = db.execute("SELECT * FROM workflows ORDER BY name").fetchall()
-        return [_workflow(row) for row in rows]
+        return [_workflow(row, self.structure_key) for row in rows]
 
     def delete_workflow(self, name: str) -> None:
         with self._transaction() as db:
@@ -330,9 +367,34 @@ class ReplayStore:
         """What is stored, read back through the IR's own validation."""
         own = self._sanitizer.with_typed(recording.typed_values)
         return (
-            Recording.from_json(own.recording(recording)),
+            Recording.from_json(self._hashed(own.recording(recording))),
             ReplayPolicy.from_json(own.policy(policy)),
         )
+
+    def _hashed(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Recording JSON with its structure lines hashed (the targets' lines in clear)."""
+        clear = action_targets(Recording.from_json(data))
+        for step in data.get("steps") or ():
+            step["structure"] = list(self.structure_key.lines(step["structure"], clear))
+        return data
+
+    def _hash_clear_structures(self) -> None:
+        """Hash the structures of rows stored in clear (by an older version), once; then
+        checkpoint, so that the old pages leave the WAL too."""
+        changed = 0
+        with self._transaction() as db:
+            for select, update in _REHASH:
+                for row in db.execute(select).fetchall():
+                    data = json.loads(row["recording"])
+                    lines = [line for step in data.get("steps") or () for line in step["structure"]]
+                    hashed = self._hashed(data)
+                    new = [line for step in hashed.get("steps") or () for line in step["structure"]]
+                    if new != lines:
+                        db.execute(update, (_dumps(hashed), row["id"]))
+                        changed += 1
+        if changed:
+            with self._connection() as db:
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def _key_text(self, value: str, what: str) -> str:
         if not isinstance(value, str) or not value.strip() or len(value) > MAX_KEY_LENGTH:
@@ -445,7 +507,24 @@ def _dumps(data: Any) -> str:
     return json.dumps(data, sort_keys=True, ensure_ascii=False)
 
 
-def _entry(row: sqlite3.Row) -> CacheEntry:
+def load_structure_key(path: str) -> StructureKey:
+    """The store's private structure key from ``path`` (64 hex digits, 0600), created on first
+    use. Two processes creating it at once agree: it is linked into place only if absent."""
+    text = read_or_create_private_file(path, lambda: secrets.token_hex(32))
+    try:
+        key = bytes.fromhex((text or "").strip())
+    except ValueError:
+        key = b""
+    if len(key) != 32:
+        raise Unavailable(
+            f"The browser replay store's key {path} is not 64 hex digits; remove it and the "
+            "store (cached flows and saved workflows cannot be checked without it).",
+            reason="invalid_key",
+        )
+    return StructureKey(key)
+
+
+def _entry(row: sqlite3.Row, key: StructureKey | None = None) -> CacheEntry:
     return CacheEntry(
         workflow=row["workflow"],
         recording=Recording.from_json(json.loads(row["recording"])),
@@ -453,10 +532,11 @@ def _entry(row: sqlite3.Row) -> CacheEntry:
         policy_fingerprint=row["policy_fingerprint"],
         command_digest=row["command_digest"],
         created_at=float(row["created_at"]),
+        structure_key=key,
     )
 
 
-def _workflow(row: sqlite3.Row) -> SavedWorkflow:
+def _workflow(row: sqlite3.Row, key: StructureKey | None = None) -> SavedWorkflow:
     return SavedWorkflow(
         name=row["name"],
         description=row["description"],
@@ -466,4 +546,5 @@ def _workflow(row: sqlite3.Row) -> SavedWorkflow:
         policy_fingerprint=row["policy_fingerprint"],
         command_digest=row["command_digest"],
         created_at=float(row["created_at"]),
+        structure_key=key,
     )

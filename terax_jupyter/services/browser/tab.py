@@ -38,7 +38,9 @@ class RecordingTab:
 
     @property
     def recording(self) -> Recording:
-        return self.recorder.finish()
+        # The page's raw flag is read here, so that a raw operation done on the page by
+        # anyone (not only through this tab's methods) keeps the flow from being cached.
+        return self.recorder.finish(raw_used=bool(getattr(self.page, "raw_used", False)))
 
     async def snapshot(self) -> Snapshot:
         self.last = await self.page.snapshot()

@@ -1,7 +1,8 @@
 """Single-use approval tokens for destructive replays, bound to exactly what was approved.
 
-After a person approves a destructive replay, the approval flow calls ``issue`` with what the
-replay will do (task, scope, version, policy, the page it starts from, the commands). The
+When a destructive replay is proposed, the approval flow calls ``issue`` with what the
+replay will do (task, scope, version, policy, the page it starts from, the commands) and keeps
+the token with the proposal the person sees; only their approval hands it to the replay. The
 replay consumes the token with the same facts as it sees them; any difference, a second use,
 or a late use is refused. Only a keyed hash of each token is kept.
 """
@@ -32,6 +33,7 @@ class _Grant:
     binding: str  # sha256 of the canonical JSON of the bound fields
     expires_at: float
     used: bool = False
+    kept_for: float = 0.0  # how long a spent or expired grant is remembered
 
 
 class ReplayVerifier:
@@ -64,16 +66,29 @@ class ReplayVerifier:
         policy_fingerprint: str,
         structural_hash: str,
         command_digest: str,
+        ttl_seconds: float | None = None,
     ) -> str:
-        """A new single-use token bound to these fields (call only after an approval)."""
+        """A new single-use token bound to these fields, for the proposal a person approves.
+
+        ``ttl_seconds`` (at most ``MAX_TOKEN_TTL``) gives an approval card time to be read;
+        the default is the verifier's TTL."""
         binding = _binding(
             task, scope_id, workflow_version, policy_fingerprint, structural_hash, command_digest
         )
+        lifetime = self.ttl_seconds if ttl_seconds is None else ttl_seconds
+        if (
+            not isinstance(lifetime, (int, float))
+            or isinstance(lifetime, bool)
+            or not 0 < lifetime <= MAX_TOKEN_TTL
+        ):
+            raise InvalidRequest(
+                f"An approval token lives 0 to {MAX_TOKEN_TTL:g} seconds.", reason="invalid_ttl"
+            )
         token = secrets.token_urlsafe(32)
         with self._lock:
             now = self._clock()
             self._prune(now)
-            self._grants[self._hash(token)] = _Grant(binding, now + self.ttl_seconds)
+            self._grants[self._hash(token)] = _Grant(binding, now + lifetime, kept_for=lifetime)
         return token
 
     def consume(
@@ -132,7 +147,7 @@ class ReplayVerifier:
         return hmac.new(self._key, token.encode("utf-8"), hashlib.sha256).hexdigest()
 
     def _prune(self, now: float) -> None:
-        stale = [k for k, g in self._grants.items() if now >= g.expires_at + self.ttl_seconds]
+        stale = [k for k, g in self._grants.items() if now >= g.expires_at + g.kept_for]
         for key in stale:
             del self._grants[key]
 

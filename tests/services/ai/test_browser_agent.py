@@ -7,7 +7,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from tornado.httpclient import HTTPClientError
 
+from terax_jupyter.pytest_plugin import error_of
 from terax_jupyter.services.browser.evals.site import EvalSite
 from terax_jupyter.testing import model_stub as turns
 from tests.services.ai.test_agent_api import new_session, run, tool_results
@@ -256,3 +258,236 @@ def _ref_of(snapshot: str, what: str) -> str:
         if what in line and "[ref=" in line:
             return line.rsplit("[ref=", 1)[1].rstrip("]")
     raise AssertionError(f"{what} is not in the snapshot:\n{snapshot}")
+
+
+# -- approvals bound to what the user saw (issue 15, items 1, 4 and 11) ---------------------
+
+
+async def record_delete(terax_api: Api, site: EvalSite, name: str, item: str, **save: Any) -> Any:
+    """Record "delete ``item``" from the item list through the REST tab API and save it as a
+    destructive workflow (recording really deletes it; the site is reset afterwards)."""
+    tab = f"rec-{name}"
+    await terax_api(f"browser/tabs/{tab}/open", method="POST", body={"url": site.url("/items")})
+    for role, label in (("link", f"Delete {item}"), ("button", "Confirm delete")):
+        await terax_api(
+            f"browser/tabs/{tab}/click", method="POST", body={"role": role, "name": label}
+        )
+    saved = await terax_api(
+        f"browser/tabs/{tab}/save",
+        method="POST",
+        body={"name": name, "side_effect": "destructive", **save},
+    )
+    await terax_api(f"browser/tabs/{tab}", method="DELETE")
+    site.reset()
+    return saved
+
+
+def delete_turns(site: EvalSite, item: str) -> list[turns.Turn]:
+    return [
+        turns.tool_call("browser_open", {"url": site.url("/items")}),
+        turns.tool_call("browser_click", {"role": "link", "name": f"Delete {item}"}),
+        turns.tool_call("browser_click", {"role": "button", "name": "Confirm delete"}),
+    ]
+
+
+async def decide(terax_api: Api, approval: dict[str, Any], decision: str) -> None:
+    await terax_api(f"ai/approvals/{approval['id']}", method="POST", body={"decision": decision})
+
+
+async def last_call(terax_api: Api, session_id: str) -> dict[str, Any]:
+    calls = (await terax_api(f"ai/sessions/{session_id}/tool-calls"))["tool_calls"]
+    return calls[-1]
+
+
+async def test_an_approval_runs_only_the_workflow_version_it_showed(
+    terax_api: Api, open_events: Any, model_stub: ModelStub, site: EvalSite
+) -> None:
+    await record_delete(terax_api, site, "delete-item", "alpha report")
+    model_stub.script(
+        [
+            turns.tool_call("browser_run_destructive_workflow", {"name": "delete-item"}),
+            # A second session replaces the workflow while the first approval is open: same
+            # start page, another item (the "reject" for the "approve" the user saw).
+            *delete_turns(site, "beta notes"),
+            turns.tool_call(
+                "browser_save_workflow",
+                {"name": "delete-item", "side_effect": "destructive", "overwrite": True},
+            ),
+            turns.text("Replaced."),
+            turns.text("Refused."),
+        ]
+    )
+    first = await new_session(terax_api)
+    events = await run(terax_api, open_events, first, "Delete the alpha report")
+    pending = (await events.until("approval_requested"))["approval"]
+    proposal = pending["proposal"]
+    # The card shows the scope, origin, version and the exact steps it is for.
+    shown = proposal["payload"]["shown"]
+    assert shown["scope"] == shown["origin"] == site.origin
+    assert shown["version"] == 1
+    assert shown["steps"] == [
+        {"kind": "navigate", "url": site.url("/items")},
+        {"kind": "click", "role": "link", "name": "Delete alpha report"},
+        {"kind": "click", "role": "button", "name": "Confirm delete"},
+    ]
+    assert "version 1" in proposal["command"]
+    assert "click link 'Delete alpha report'" in proposal["command"]
+    assert "token" not in proposal["summary"]
+
+    second = await new_session(terax_api)
+    other = await run(terax_api, open_events, second, "Make it delete beta instead")
+    replace = (await other.until("approval_requested"))["approval"]
+    # Replacing a destructive workflow is itself a proposal the user approves.
+    assert replace["tool"] == "browser_save_workflow"
+    assert replace["proposal"]["kind"] == "workflow"
+    assert replace["proposal"]["payload"]["shown"]["previous_version"] == 1
+    assert replace["proposal"]["payload"]["shown"]["version"] == 2
+    await decide(terax_api, replace, "approve")
+    await other.until("finish")
+    assert site.deleted == ["beta notes"]  # the recording clicked for real
+    site.reset()
+    stored = await terax_api("browser/workflows/delete-item")
+    assert stored["policy"]["workflow_version"] == 2
+
+    # The user approves what they saw (version 1): version 2 is refused, nothing is deleted.
+    await decide(terax_api, pending, "approve")
+    await events.until("finish")
+    call = await last_call(terax_api, first)
+    assert call["status"] == "error"
+    assert call["data"]["reason"] == "version_mismatch"
+    assert "nothing was run" in tool_results(model_stub, -1)[-1]["content"]
+    assert site.deleted == []
+
+    # Asked again, the card shows version 2; approved, it runs.
+    model_stub.script(
+        [
+            turns.tool_call("browser_run_destructive_workflow", {"name": "delete-item"}),
+            turns.text("Deleted."),
+        ]
+    )
+    events = await run(terax_api, open_events, first, "Delete with the new version")
+    pending = (await events.until("approval_requested"))["approval"]
+    assert pending["proposal"]["payload"]["shown"]["version"] == 2
+    assert "Delete beta notes" in pending["proposal"]["command"]
+    await decide(terax_api, pending, "approve")
+    await events.until("finish")
+    assert (await last_call(terax_api, first))["status"] == "done"
+    assert site.deleted == ["beta notes"]
+
+
+async def test_an_approval_shown_for_one_origin_never_runs_on_another(
+    terax_api: Api, open_events: Any, model_stub: ModelStub, site: EvalSite
+) -> None:
+    await record_delete(terax_api, site, "delete-item", "alpha report")
+    model_stub.script(
+        [
+            turns.tool_call("browser_run_destructive_workflow", {"name": "delete-item"}),
+            turns.text("Refused."),
+        ]
+    )
+    session_id = await new_session(terax_api)
+    events = await run(terax_api, open_events, session_id, "Delete the alpha report")
+    pending = (await events.until("approval_requested"))["approval"]
+    assert pending["proposal"]["payload"]["shown"]["origin"] == site.origin
+    with EvalSite() as elsewhere:
+        # While the card is open the workflow is deleted and saved again, at version 1 as
+        # before, with the same steps and start page, but for another origin.
+        await terax_api("browser/workflows/delete-item", method="DELETE")
+        saved = await record_delete(terax_api, elsewhere, "delete-item", "alpha report")
+        assert saved["policy"]["workflow_version"] == 1
+        assert saved["policy"]["scope_id"] == elsewhere.origin != site.origin
+        await decide(terax_api, pending, "approve")
+        await events.until("finish")
+        call = await last_call(terax_api, session_id)
+        assert call["data"]["reason"] == "scope_mismatch", call
+        assert elsewhere.deleted == []
+    assert site.deleted == []
+
+
+async def test_lowering_a_destructive_workflow_asks_and_no_rule_covers_it(
+    terax_api: Api, open_events: Any, model_stub: ModelStub, site: EvalSite
+) -> None:
+    await record_delete(terax_api, site, "delete-beta", "beta notes")
+    # No session rule may name the destructive tools: each run is its own approval.
+    session_id = await new_session(terax_api)
+    for tool in ("browser_run_destructive_workflow", "browser_save_workflow"):
+        with pytest.raises(HTTPClientError) as caught:
+            await terax_api(
+                f"ai/sessions/{session_id}/rules", method="PUT", body={"rules": [{"tool": tool}]}
+            )
+        assert caught.value.code == 400
+        assert error_of(caught.value)["reason"] == "rule_not_allowed"
+        assert "needs its own approval" in error_of(caught.value)["message"]
+    assert (await terax_api(f"ai/sessions/{session_id}"))["rules"] == []
+
+    # The agent re-saves it as read-only: the user is asked, denies, and nothing changes.
+    model_stub.script(
+        [
+            *delete_turns(site, "beta notes"),
+            turns.tool_call(
+                "browser_save_workflow",
+                {"name": "delete-beta", "side_effect": "read_only", "overwrite": True},
+            ),
+            turns.text("Denied."),
+        ]
+    )
+    events = await run(terax_api, open_events, session_id, "Make it read-only")
+    asked = (await events.until("approval_requested"))["approval"]
+    shown = asked["proposal"]["payload"]["shown"]
+    assert (shown["previous_side_effect"], shown["side_effect"]) == ("destructive", "read_only")
+    assert "read_only" in asked["proposal"]["summary"]
+    await decide(terax_api, asked, "deny")
+    await events.until("finish")
+    site.reset()
+    stored = await terax_api("browser/workflows/delete-beta")
+    assert stored["policy"]["side_effect"] == "destructive"
+    assert stored["policy"]["workflow_version"] == 1
+    # So a REST (or MCP) run still refuses it without an approval.
+    with pytest.raises(HTTPClientError) as caught:
+        await terax_api("browser/workflows/delete-beta/run", method="POST", body={})
+    assert error_of(caught.value)["reason"] == "approval_required"
+    assert site.deleted == []
+
+
+async def test_in_plan_mode_a_mutating_workflow_is_queued_not_run(
+    terax_api: Api, open_events: Any, model_stub: ModelStub, site: EvalSite
+) -> None:
+    model_stub.script(
+        [
+            *sign_in_turns(site, "alice"),
+            turns.tool_call(
+                "browser_save_workflow", {"name": "sign-in", "side_effect": "mutating"}
+            ),
+            turns.text("Saved."),
+        ]
+    )
+    session_id = await new_session(terax_api)
+    events = await run(terax_api, open_events, session_id, "Record the sign-in")
+    await events.until("finish")
+    assert site.sign_ins == ["alice"]
+
+    await terax_api(f"ai/sessions/{session_id}", method="PATCH", body={"plan_mode": True})
+    model_stub.script(
+        [
+            turns.tool_call(
+                "browser_run_workflow",
+                {"name": "sign-in", "inputs": {"username": "bob", "password": "pw-2"}},
+            ),
+            turns.text("Queued."),
+        ]
+    )
+    events = await run(terax_api, open_events, session_id, "Sign bob in")
+    await events.until("finish")
+    assert len(events.of("plan_item_queued")) == 1
+    assert site.sign_ins == ["alice"]  # nothing ran yet
+    assert (await last_call(terax_api, session_id))["status"] == "queued"
+    [item] = (await terax_api(f"ai/sessions/{session_id}/plan"))["items"]
+    assert item["tool"] == "browser_run_workflow"
+    assert item["proposal"]["payload"]["shown"]["version"] == 1
+    assert "{{username}}" in item["proposal"]["command"]
+    assert "bob" not in item["proposal"]["command"]
+    result = await terax_api(
+        f"ai/sessions/{session_id}/plan", method="POST", body={"action": "apply"}
+    )
+    assert [o["status"] for o in result["outcomes"]] == ["approved"], result
+    assert site.sign_ins == ["alice", "bob"]

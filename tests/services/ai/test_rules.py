@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from terax_jupyter.exceptions import InvalidRequest
 from terax_jupyter.services.ai.agents import ALL_TOOLS
 from terax_jupyter.services.ai.command_options import EXACT_ONLY, PROGRAMS, uncovered
 from terax_jupyter.services.ai.rules import (
@@ -473,3 +474,19 @@ async def test_a_pytest_rule_asks_before_basetemp(
     await terax_api(f"ai/approvals/{approval['id']}", method="POST", body={"decision": "deny"})
     await events.until("finish")
     assert (victim / "precious.txt").read_text() == "keep me"
+
+
+def test_no_rule_covers_a_destructive_replay_or_a_workflow_lowering() -> None:
+    # Refused when set (each destructive run is its own approval) ...
+    for tool in ("browser_run_destructive_workflow", "browser_save_workflow"):
+        with pytest.raises(InvalidRequest) as caught:
+            validate_rules([{"tool": tool}], set(ALL_TOOLS))
+        assert caught.value.reason == "rule_not_allowed"
+    # ... and never matching, should such a rule have been stored before the check existed.
+    stored = [{"tool": "browser_run_destructive_workflow"}, {"tool": "browser_save_workflow"}]
+    for tool, kind in (
+        ("browser_run_destructive_workflow", "replay"),
+        ("browser_save_workflow", "workflow"),
+    ):
+        proposal = Proposal(tool=tool, kind=kind, summary="x", payload={})  # type: ignore[arg-type]
+        assert matching_rule([*stored, {"tool": "*"}], proposal) is None

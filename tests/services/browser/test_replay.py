@@ -494,8 +494,79 @@ def test_the_replayer_cannot_reach_a_model() -> None:
         "drift_threshold",
         "step_timeout",
         "settle_timeout",
+        "quiet_window",
         "clock",
     }
     assert parameters == {"self", *expected}
     with pytest.raises(TypeError):
         ReplayResult("r", "w", 1, True, {}, "p", model_calls=1)  # type: ignore[call-arg]
+
+
+class QuietPage(FakePage):
+    """A page that can tell its network state (``BrowserPage.network_idle_for``)."""
+
+    def __init__(self, *, idle_for: float, ticking: bool = False) -> None:
+        super().__init__()
+        self.idle_for = idle_for
+        self.ticking = ticking
+        self.snapshots = 0
+
+    def network_idle_for(self) -> float:
+        return self.idle_for
+
+    async def snapshot(self) -> Any:
+        self.snapshots += 1
+        if self.ticking:  # a clock on the page: it never stops changing
+            self.extra = [("status", f"tick {self.snapshots}")]
+        return await super().snapshot()
+
+
+def settling(engine: Engine, settle_timeout: float) -> Replayer:
+    return Replayer(
+        verifier=engine.verifier,
+        audit=engine.audit,
+        sanitizer=engine.sanitizer,
+        settle_timeout=settle_timeout,
+        quiet_window=0.2,
+    )
+
+
+async def test_a_settle_ends_when_the_page_is_idle_or_at_its_timeout(engine: Engine) -> None:
+    async def sign_in_present(snapshot: Any) -> bool:
+        return bool(snapshot.find("button", "Sign in"))
+
+    async def never(snapshot: Any) -> bool:
+        return False
+
+    # Ready at once; idle long before a settle time no test would wait for.
+    page = QuietPage(idle_for=10.0)
+    page.url = f"{ORIGIN}/login"
+    assert (await settling(engine, 60).settle(page, sign_in_present))[1] == "ready"
+    assert (await settling(engine, 60).settle(page, never))[1] == "idle"
+    assert page.snapshots > 2  # it looked for the whole quiet window first
+    # A request in flight, a page that keeps changing, a page that cannot tell: the timeout.
+    busy = QuietPage(idle_for=0.0)
+    assert (await settling(engine, 0.6).settle(busy, never))[1] == "timeout"
+    ticking = QuietPage(idle_for=10.0, ticking=True)
+    assert (await settling(engine, 0.6).settle(ticking, never))[1] == "timeout"
+    assert (await settling(engine, 0.6).settle(FakePage(), never))[1] == "timeout"
+
+
+async def test_a_refusal_on_an_idle_page_says_so_and_names_its_frames(engine: Engine) -> None:
+    entry = await login_entry(engine)
+    page = QuietPage(idle_for=10.0)
+    page.hide("button", "Sign in")
+    page.extra = [("iframe", "Payment form"), ("iframe", "")]
+    with pytest.raises(ReplayRefused) as caught:
+        await settling(engine, 60).replay(
+            entry, page, BOB, task="t", policy=login_policy(), now=NOW
+        )
+    assert caught.value.reason == "target_missing"
+    assert ("click", "button", "Sign in") not in page.performed()
+    record = [r for r in engine.audit_records() if r["event"] == "replay_refused"][-1]
+    assert record["settle"] == "idle"
+    assert "the page was idle" in record["message"]
+    assert (
+        "2 frame(s) whose content replay does not see: 'Payment form', unnamed"
+        in (record["message"])
+    )

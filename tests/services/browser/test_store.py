@@ -21,8 +21,10 @@ from terax_jupyter.exceptions import (
 from terax_jupyter.services.browser import store as store_module
 from terax_jupyter.services.browser.ir import Recorder
 from terax_jupyter.services.browser.policy import Condition
+from terax_jupyter.services.browser.replay import Replayer
 from terax_jupyter.services.browser.sanitize import Sanitizer
 from terax_jupyter.services.browser.store import AuditWriter, ReplayStore
+from terax_jupyter.services.browser.verifier import ReplayVerifier
 
 from . import replay_fixtures
 from .replay_fixtures import (
@@ -215,3 +217,128 @@ def test_a_shared_audit_folder_is_refused(tmp_path: Path) -> None:
     folder.chmod(0o777)
     with pytest.raises(Unavailable):
         AuditWriter(str(folder), sanitizer=Sanitizer()).open_run()
+
+
+# -- page text at rest: keyed hashes of structure lines --------------------------------------
+
+SHOUTED = "Signed in as ALICE-RECORDER"  # the typed user name, transformed by the page
+RECOVERY = "Recovery code 7Q2M-XK9P-L4TR-88WZ"  # page text that looks like nothing known
+
+
+def leaky_page() -> FakePage:
+    page = FakePage()
+    page.extra += [("status", SHOUTED), ("paragraph", RECOVERY)]
+    return page
+
+
+def assert_no_page_text(raw: bytes) -> None:
+    for leaked in (SHOUTED, "ALICE-RECORDER", RECOVERY, "7Q2M-XK9P", "Welcome, [typed]"):
+        assert leaked.encode() not in raw, leaked
+
+
+async def test_page_text_is_stored_as_keyed_hashes_and_drift_still_detected(
+    engine: Engine,
+) -> None:
+    recording = await record_login(leaky_page())
+    assert any(RECOVERY in line for step in recording.steps for line in step.structure)
+    entry = engine.store.put_entry("login", recording, login_policy())
+    engine.workflows.save("Sign in", recording, login_policy(), inputs=["username", "password"])
+
+    raw = engine.raw_bytes()  # the database, its WAL, the audit files
+    assert b"Sign in" in raw  # the files were read; the targets' names are in clear
+    assert_no_page_text(raw)
+    stored = [line for step in entry.recording.steps for line in step.structure]
+    assert "1:textbox:Username" in stored  # a target: in clear
+    assert all(
+        line.startswith("h:")
+        for line in stored
+        if "Username" not in line
+        and "Password" not in line
+        and "Sign in" not in line
+        and "Home" not in line
+    )
+
+    # The same page replays (equal lines hash equally), even with another user's greeting.
+    replay_page = leaky_page()
+    bob = {"username": "bob-replayer", "password": "pw-bob-Replayed-22"}
+    await engine.replayer.replay(entry, replay_page, bob, task="t", policy=login_policy())
+    # A page that changed past the threshold is still refused.
+    changed = leaky_page()
+    changed.mutate(12)
+    with pytest.raises(ReplayRefused) as caught:
+        await engine.replayer.replay(entry, changed, bob, task="t", policy=login_policy())
+    assert caught.value.reason == "mutation_drift"
+    assert_no_page_text(engine.raw_bytes())
+
+
+@posix_only
+async def test_the_structure_key_is_private_kept_and_needed(tmp_path: Path) -> None:
+    path = tmp_path / "db" / "browser.db"
+    key_path = tmp_path / "db" / "browser.db.key"
+    recording = await record_login(leaky_page())
+    with ReplayStore(str(path), sanitizer=Sanitizer()) as first:
+        stored = first.put_entry("login", recording, login_policy()).recording
+    assert stat.S_IMODE(key_path.stat().st_mode) == 0o600
+    key_text = key_path.read_text()
+    assert len(bytes.fromhex(key_text)) == 32
+    assert key_text.encode() not in path.read_bytes()
+    # Reopened, the same key: the stored hashes match a fresh hashing of the same page.
+    with ReplayStore(str(path), sanitizer=Sanitizer()) as second:
+        entry = second.get_entry("login", login_policy())
+        assert entry is not None
+        assert entry.recording == stored
+        assert "StructureKey(...)" in repr(second.structure_key)
+    # Another store's key hashes the same lines differently (a hash is no dictionary entry).
+    other = ReplayStore(str(tmp_path / "other" / "browser.db"), sanitizer=Sanitizer())
+    with other:
+        assert other.put_entry("login", recording, login_policy()).recording != stored
+    key_path.chmod(0o644)
+    with pytest.raises(Unavailable) as caught:
+        ReplayStore(str(path), sanitizer=Sanitizer())
+    assert caught.value.reason == "insecure_file"
+    key_path.chmod(0o600)
+    key_path.write_text("not hex")
+    with pytest.raises(Unavailable) as caught:
+        ReplayStore(str(path), sanitizer=Sanitizer())
+    assert caught.value.reason == "invalid_key"
+
+
+async def test_structures_stored_in_clear_by_an_older_version_are_hashed_on_open(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "db" / "browser.db"
+    recording = await record_login(leaky_page())
+    with ReplayStore(str(path), sanitizer=Sanitizer()) as store:
+        store.put_entry("login", recording, login_policy())
+    # What an older version wrote: the recording with its structure lines in clear.
+    sanitizer = Sanitizer().with_typed(recording.typed_values)
+    db = sqlite3.connect(path)
+    db.execute(
+        "UPDATE cache_entries SET recording = ?", (json.dumps(sanitizer.recording(recording)),)
+    )
+    db.commit()
+    db.close()
+    assert RECOVERY.encode() in path.read_bytes()  # the text is on disk now
+    with ReplayStore(str(path), sanitizer=Sanitizer()) as store:
+        entry = store.get_entry("login", login_policy())
+        assert entry is not None
+        await replayer_for(tmp_path).replay(
+            entry,
+            leaky_page(),
+            {"username": "bob-replayer", "password": "pw-bob-Replayed-22"},
+            task="t",
+            policy=login_policy(),
+        )
+    files = [p for p in (tmp_path / "db").iterdir() if p.is_file()]
+    raw = b"".join(p.read_bytes() for p in files)
+    assert b"Sign in" in raw
+    assert_no_page_text(raw)
+
+
+def replayer_for(tmp_path: Path) -> Replayer:
+    return Replayer(
+        verifier=ReplayVerifier(),
+        audit=AuditWriter(str(tmp_path / "audit"), sanitizer=Sanitizer()),
+        sanitizer=Sanitizer(),
+        settle_timeout=0,
+    )

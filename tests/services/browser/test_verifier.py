@@ -124,3 +124,20 @@ def test_only_one_of_many_concurrent_consumers_wins() -> None:
     for thread in threads:
         thread.join()
     assert sorted(outcomes) == ["ok"] + ["token_reused"] * 15
+
+
+def test_a_proposal_token_may_live_longer_but_never_past_the_cap() -> None:
+    # Issued when the approval card opens, it must outlive the default TTL while the person
+    # reads the card, and still expire.
+    clock = FakeClock()
+    verifier = ReplayVerifier(ttl_seconds=30, clock=clock)
+    token = verifier.issue(**BINDING, ttl_seconds=600)
+    clock.advance(599)
+    verifier.consume(token, **BINDING)
+    late = verifier.issue(**BINDING, ttl_seconds=600)
+    clock.advance(600)
+    assert reason(verifier, late) == "token_expired"
+    for bad in (0, -1, 901, True, "60"):
+        with pytest.raises(InvalidRequest) as caught:
+            verifier.issue(**BINDING, ttl_seconds=bad)
+        assert caught.value.reason == "invalid_ttl"

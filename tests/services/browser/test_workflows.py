@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -15,6 +15,12 @@ from terax_jupyter.exceptions import (
 )
 from terax_jupyter.services.browser.ir import Recorder
 from terax_jupyter.services.browser.policy import Condition
+from terax_jupyter.services.browser.workflows import (
+    approval_facts,
+    check_approved,
+    check_pins,
+    save_needs_approval,
+)
 
 from . import replay_fixtures
 from .replay_fixtures import (
@@ -24,7 +30,9 @@ from .replay_fixtures import (
     FakePage,
     agent_navigate,
     agent_type,
+    delete_policy,
     login_policy,
+    record_delete,
     record_login,
     record_search,
     search_policy,
@@ -156,3 +164,71 @@ def test_descriptions_are_validated(engine: Engine) -> None:
             )
     saved = engine.workflows.save("ok", recording, search_policy(), inputs=[], description="a\nb")
     assert saved.description == "a\nb"
+
+
+# -- approvals bound to the stored workflow (issue 15, items 1 and 4) -----------------------
+
+
+async def test_an_approval_is_refused_when_anything_it_showed_changed(engine: Engine) -> None:
+    recording = await record_delete(FakePage())
+    saved = engine.workflows.save("delete", recording, delete_policy(), inputs=[], now=NOW)
+    approved = approval_facts(saved)
+    assert approved["steps"][0] == {"kind": "navigate", "url": f"{ORIGIN}/items/alpha"}
+    check_approved(approved, saved)  # unchanged: accepted
+    changes = [
+        ({"scope_id": "https://other.example.test"}, "scope_mismatch"),
+        ({"start_url": "https://app.example.test/items/beta"}, "scope_mismatch"),
+        ({"workflow_version": 2}, "version_mismatch"),
+        ({"side_effect": "mutating"}, "side_effect_mismatch"),
+        ({"policy_fingerprint": "0" * 64}, "policy_mismatch"),
+        ({"command_digest": "0" * 64}, "digest_mismatch"),
+        ({"name": "delete-other"}, "token_mismatch"),
+    ]
+    for change, reason in changes:
+        with pytest.raises(ReplayRefused) as caught:
+            check_approved({**approved, **change}, saved)
+        assert caught.value.reason == reason, change
+        assert "nothing was run" in caught.value.message or reason == "token_mismatch"
+
+
+async def test_pins_refuse_another_version_or_side_effect(engine: Engine) -> None:
+    saved = engine.workflows.save(
+        "find", await record_search(FakePage(), "q"), search_policy(), inputs=["query"], now=NOW
+    )
+    check_pins(saved, workflow_version=1, side_effect="read_only")
+    check_pins(saved)
+    for pins, reason in (
+        ({"workflow_version": 2}, "version_mismatch"),
+        ({"side_effect": "mutating"}, "side_effect_mismatch"),
+    ):
+        with pytest.raises(ReplayRefused) as caught:
+            check_pins(saved, **pins)
+        assert caught.value.reason == reason
+    for pins in ({"workflow_version": 0}, {"workflow_version": True}, {"side_effect": "x"}):
+        with pytest.raises(InvalidRequest):
+            check_pins(saved, **pins)
+
+
+async def test_lowering_a_side_effect_or_replacing_a_destructive_one_needs_approval(
+    engine: Engine,
+) -> None:
+    def saved_as(name: str, side_effect: str) -> Any:
+        policy = search_policy(side_effect=side_effect)
+        return engine.workflows.save(name, recording, policy, inputs=["query"], now=NOW)
+
+    recording = await record_search(FakePage(), "q")
+    destructive = saved_as("d", "destructive")
+    mutating = saved_as("m", "mutating")
+    read_only = saved_as("r", "read_only")
+    assert save_needs_approval(None, "read_only") is None
+    for previous, new, asks in (
+        (destructive, "destructive", True),
+        (destructive, "mutating", True),
+        (destructive, "read_only", True),
+        (mutating, "read_only", True),
+        (mutating, "mutating", False),
+        (mutating, "destructive", False),
+        (read_only, "read_only", False),
+        (read_only, "mutating", False),
+    ):
+        assert (save_needs_approval(previous, new) is not None) is asks, (previous.name, new)

@@ -26,7 +26,9 @@ if TYPE_CHECKING:
     from terax_jupyter.services.fs.search import FileSearch
     from terax_jupyter.services.pty.manager import PtyManager
 
-ProposalKind = Literal["write", "edit", "directory", "command", "process", "kill", "replay"]
+ProposalKind = Literal[
+    "write", "edit", "directory", "command", "process", "kill", "replay", "workflow"
+]
 
 
 class ReadLedger(Protocol):
@@ -56,6 +58,8 @@ class ToolContext:
     user: str | None = None
     # run_subagent's way back into the runtime: (agent name, task) -> the sub-agent's answer.
     subagents: Callable[[str, str], Awaitable[ToolResult]] | None = None
+    # Whether the session queues changes now (plan mode); None outside a run.
+    in_plan_mode: Callable[[], Awaitable[bool]] | None = None
 
 
 @dataclass
@@ -146,6 +150,12 @@ class Tool(abc.ABC):
 
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, self.parameters)
+
+    async def proposes(self, arguments: dict[str, Any], context: ToolContext) -> bool:
+        """For a tool that is not ``mutating``: whether this call changes something that
+        needs the user (asked, or queued in plan mode), so that ``propose`` and ``apply`` are
+        used instead of ``run``."""
+        return False
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
         raise NotImplementedError(f"{self.name} is mutating: propose, then apply")

@@ -5,17 +5,21 @@ The agent reads accessibility snapshots and acts on elements by their ``ref``; e
 recorded as role + name (see ``services/browser/tab.py``). Typed text given an ``input`` name is
 recorded as ``{{input}}`` so the flow can be replayed with other values; typed literals, raw
 keys and the like make the flow impossible to save. Replays are refused rather than guessed.
-Running a destructive workflow needs an approval (a rule with tool ``*`` never covers it).
+Running a destructive workflow needs an approval bound to what the user saw (no rule covers
+it), and so does replacing a destructive workflow or lowering a workflow's side effect; in plan
+mode a mutating workflow's replay is queued like any other change.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from terax_jupyter.exceptions import InvalidRequest, Unavailable
 from terax_jupyter.services.ai.tools.base import Proposal, Tool, ToolResult
 from terax_jupyter.services.ai.tools.files import bool_arg, for_model, int_arg, string_arg
 from terax_jupyter.services.browser.arguments import described, element_target, wait_condition
+from terax_jupyter.services.browser.workflows import approval_steps, describe_steps
 
 if TYPE_CHECKING:
     from terax_jupyter.services.ai.tools.base import ToolContext
@@ -237,7 +241,8 @@ class BrowserSaveWorkflow(Tool):
         "replayed later with other input values and no model calls. side_effect: read_only "
         "(looks only), mutating (changes state, e.g. signs in), destructive (deletes or "
         "cannot be undone: replays need the user's approval). Add postconditions that prove "
-        "the flow worked (e.g. title_contains)."
+        "the flow worked (e.g. title_contains). Replacing a destructive workflow, or saving "
+        "a workflow under a lower side effect, asks the user first."
     )
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
@@ -254,18 +259,73 @@ class BrowserSaveWorkflow(Tool):
         "additionalProperties": False,
     }
 
+    async def proposes(self, arguments: dict[str, Any], context: ToolContext) -> bool:
+        return await _save_approval(arguments, context) is not None
+
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
+        return await self._save(arguments, context, None)
+
+    async def propose(self, arguments: dict[str, Any], context: ToolContext) -> Proposal:
+        approval = await _save_approval(arguments, context)
+        if approval is None:  # nothing to approve any more: save as usual when approved
+            raise InvalidRequest(
+                "This save needs no approval; call browser_save_workflow again.",
+                reason="invalid_argument",
+            )
+        steps = approval["steps"]
+        shown = {
+            "scope": approval["scope_id"],
+            "origin": approval["scope_id"],
+            "version": approval["workflow_version"],
+            "previous_version": approval["previous_version"],
+            "side_effect": approval["side_effect"],
+            "previous_side_effect": approval["previous_side_effect"],
+            "steps": steps,
+        }
+        return Proposal(
+            tool=self.name,
+            kind="workflow",
+            summary=(
+                f"Save workflow {approval['name']!r} as {approval['side_effect']} version "
+                f"{approval['workflow_version']} (replacing {approval['previous_side_effect']} "
+                f"version {approval['previous_version']})"
+            ),
+            payload={"arguments": dict(arguments), "approved": approval, "shown": shown},
+            command=for_model(
+                context,
+                f"Scope {approval['scope_id']}; {approval['why']} needs your approval.\n"
+                + describe_steps(steps),
+            ),
+        )
+
+    async def apply(
+        self, proposal: Proposal, context: ToolContext, *, hunks: list[int] | None = None
+    ) -> ToolResult:
+        payload = proposal.payload
+        return await self._save(payload["arguments"], context, payload["approved"])
+
+    @staticmethod
+    async def _save(
+        arguments: dict[str, Any], context: ToolContext, approved: dict[str, Any] | None
+    ) -> ToolResult:
         browser = _browser(context)
-        days = int_arg(arguments, "ttl_days", default=30, minimum=1, maximum=90) or 30
         saved = await browser.save_workflow(
             context.session_id,
             string_arg(arguments, "name"),
-            side_effect=string_arg(arguments, "side_effect"),
+            **_save_options(arguments),
             description=string_arg(arguments, "description", default="", empty=True),
-            ttl_seconds=days * 24 * 3600,
-            preconditions=arguments.get("preconditions"),
-            postconditions=arguments.get("postconditions"),
-            overwrite=bool_arg(arguments, "overwrite", default=False),
+            approved=approved,
+        )
+        await asyncio.to_thread(
+            context.security.audit.record,
+            "browser.workflow.save",
+            user=context.user,
+            session=context.session_id,
+            name=saved.name,
+            workflow_version=saved.policy.workflow_version,
+            side_effect=saved.policy.side_effect,
+            steps=len(saved.recording.steps),
+            approved=approved is not None,
         )
         inputs = ", ".join(saved.inputs) or "none"
         return ToolResult(
@@ -273,6 +333,23 @@ class BrowserSaveWorkflow(Tool):
             f"{len(saved.recording.steps)} steps, {saved.policy.side_effect}, inputs: {inputs}).",
             data={"workflow": saved.name, "inputs": list(saved.inputs)},
         )
+
+
+def _save_options(arguments: dict[str, Any]) -> dict[str, Any]:
+    days = int_arg(arguments, "ttl_days", default=30, minimum=1, maximum=90) or 30
+    return {
+        "side_effect": string_arg(arguments, "side_effect"),
+        "ttl_seconds": days * 24 * 3600,
+        "preconditions": arguments.get("preconditions"),
+        "postconditions": arguments.get("postconditions"),
+        "overwrite": bool_arg(arguments, "overwrite", default=False),
+    }
+
+
+async def _save_approval(arguments: dict[str, Any], context: ToolContext) -> dict[str, Any] | None:
+    return await _browser(context).propose_save(
+        context.session_id, string_arg(arguments, "name"), **_save_options(arguments)
+    )
 
 
 def _run_arguments(arguments: dict[str, Any]) -> tuple[str, dict[str, str]]:
@@ -302,6 +379,17 @@ _RUN_PARAMETERS: dict[str, Any] = {
 }
 
 
+def _shown(facts: dict[str, Any], origin: str) -> dict[str, Any]:
+    """What the approval card shows of a replay (no typed values: steps have placeholders)."""
+    return {
+        "scope": facts["scope_id"],
+        "origin": origin,
+        "version": facts["workflow_version"],
+        "side_effect": facts["side_effect"],
+        "steps": facts["steps"],
+    }
+
+
 class BrowserRunWorkflow(Tool):
     name: ClassVar[str] = "browser_run_workflow"
     description: ClassVar[str] = (
@@ -312,9 +400,65 @@ class BrowserRunWorkflow(Tool):
     )
     parameters: ClassVar[dict[str, Any]] = _RUN_PARAMETERS
 
+    async def proposes(self, arguments: dict[str, Any], context: ToolContext) -> bool:
+        # In plan mode a replay that changes state is queued like any other change.
+        if context.in_plan_mode is None or not await context.in_plan_mode():
+            return False
+        workflow = await _browser(context).get_workflow(string_arg(arguments, "name"))
+        return workflow.policy.side_effect == "mutating"
+
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
         name, inputs = _run_arguments(arguments)
-        result = await _browser(context).run_workflow(name, inputs, task=context.session_id)
+        result = await _browser(context).run_workflow(
+            name, inputs, task=context.session_id, user=context.user
+        )
+        return _replayed(result)
+
+    async def propose(self, arguments: dict[str, Any], context: ToolContext) -> Proposal:
+        name, inputs = _run_arguments(arguments)
+        workflow = await _browser(context).get_workflow(name)
+        policy = workflow.policy
+        steps = approval_steps(workflow.recording)
+        return Proposal(
+            tool=self.name,
+            kind="replay",
+            summary=(
+                f"Replay {policy.side_effect} workflow {name!r} version "
+                f"{policy.workflow_version} ({len(steps)} steps)"
+            ),
+            payload={
+                "name": name,
+                "inputs": inputs,
+                # The run refuses if the workflow changed before the plan is applied.
+                "workflow_version": policy.workflow_version,
+                "side_effect": policy.side_effect,
+                "shown": {
+                    "scope": policy.scope_id,
+                    "origin": policy.scope_id,
+                    "version": policy.workflow_version,
+                    "side_effect": policy.side_effect,
+                    "steps": steps,
+                },
+            },
+            command=for_model(
+                context,
+                f"Scope {policy.scope_id}, version {policy.workflow_version}:\n"
+                + describe_steps(steps),
+            ),
+        )
+
+    async def apply(
+        self, proposal: Proposal, context: ToolContext, *, hunks: list[int] | None = None
+    ) -> ToolResult:
+        payload = proposal.payload
+        result = await _browser(context).run_workflow(
+            payload["name"],
+            payload["inputs"],
+            task=context.session_id,
+            workflow_version=payload["workflow_version"],
+            side_effect=payload["side_effect"],
+            user=context.user,
+        )
         return _replayed(result)
 
 
@@ -329,22 +473,36 @@ class BrowserRunDestructiveWorkflow(Tool):
 
     async def propose(self, arguments: dict[str, Any], context: ToolContext) -> Proposal:
         name, inputs = _run_arguments(arguments)
-        browser = _browser(context)
-        workflow = await browser.get_workflow(name)
-        # The page the approval is for: the replay refuses if it changed by then.
-        start = await browser.start_page(name)
-        steps = [step.action.to_json() for step in workflow.recording.steps]
-        described = "; ".join(
-            " ".join(str(v) for k, v in step.items() if k != "kind" and v) or step["kind"]
-            for step in steps
+        # Open the first page and issue the verifier token now, bound to the workflow as it
+        # is stored and to that page: the approval is for exactly this, and a run after
+        # anything changed is refused.
+        approval = await _browser(context).propose_run(
+            name, task=context.session_id, user=context.user
         )
+        steps = approval["steps"]
         names = ", ".join(sorted(inputs)) or "no inputs"
         return Proposal(
             tool=self.name,
             kind="replay",
-            summary=f"Replay destructive workflow {name!r} ({len(steps)} steps, {names})",
-            payload={"name": name, "inputs": inputs, "structure": start["structural_hash"]},
-            command=for_model(context, f"On {start['url']} ({start['title']}):\n{described}"),
+            summary=(
+                f"Replay destructive workflow {name!r} version {approval['workflow_version']} "
+                f"on {approval['origin']} ({len(steps)} steps, {names})"
+            ),
+            payload={
+                "name": name,
+                "inputs": inputs,
+                "approval": approval,
+                "shown": {
+                    **_shown(approval, approval["origin"]),
+                    "url": approval["url"],
+                    "title": approval["title"],
+                },
+            },
+            command=for_model(
+                context,
+                f"On {approval['url']} ({approval['title']}), scope {approval['scope_id']}, "
+                f"version {approval['workflow_version']}:\n" + describe_steps(steps),
+            ),
         )
 
     async def apply(
@@ -355,6 +513,7 @@ class BrowserRunDestructiveWorkflow(Tool):
             payload["name"],
             payload["inputs"],
             task=context.session_id,
-            approved_structure=payload["structure"],
+            approval=payload["approval"],
+            user=context.user,
         )
         return _replayed(result)

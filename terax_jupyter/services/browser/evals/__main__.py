@@ -1,4 +1,5 @@
-"""``python -m terax_jupyter.services.browser.evals``: cold against warm browser flows."""
+"""``python -m terax_jupyter.services.browser.evals``: scripted against warm browser flows,
+and every refusal (the model-driven comparison is ``benchmarks/replay_bench.py``)."""
 
 from __future__ import annotations
 
@@ -20,8 +21,10 @@ def positive(value: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m terax_jupyter.services.browser.evals",
-        description="Record browser flows on a local app (cold, a scripted agent), replay them "
-        "(warm, no model) in a headless Chromium of their own, and check every refusal.",
+        description="Record browser flows on a local app (a scripted agent, no model), replay "
+        "them (warm, no model) in a headless Chromium of their own, and check every refusal. "
+        "For the replay against the agent with a model deciding each step: "
+        "python benchmarks/replay_bench.py.",
     )
     parser.add_argument("--runs", type=positive, default=RUNS, help="warm runs per case")
     parser.add_argument("--json", action="store_true", help="machine-readable output")

@@ -7,11 +7,13 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+# "scripted": the cold path here is a script that knows every target, not a model deciding
+# each step; benchmarks/replay_bench.py measures the replay against the agent with a model.
 COLUMNS = (
     "case",
-    "cold ms",
+    "scripted ms",
     "warm ms",
-    "cold/warm",
+    "scripted/warm",
     "hit",
     "commands replayed",
     "model calls",
@@ -135,6 +137,11 @@ class Report:
             f"{self.runs} warm runs per case (median); {self.browser}; load average "
             f"{self.load_before[0]:.2f} before, {(self.load_after or os.getloadavg())[0]:.2f} "
             "after"
+        )
+        lines.append(
+            "The cold path here is scripted (no model): it measures the replay's browser work"
+            " and its refusals, not what a replay saves; for the replay against the agent with a"
+            " model deciding each step run benchmarks/replay_bench.py."
         )
         for case in self.cases:
             lines.extend(f"FAILED {case.name}: {failure}" for failure in case.failures)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import secrets
+import sys
 import threading
 import urllib.parse
 from http import HTTPStatus
@@ -40,8 +41,9 @@ class EvalSite:
         self.layout = 1
         self.deleted: list[str] = []
         self.sign_ins: list[str] = []
+        self.page_loads: list[str] = []  # the path of every GET, in order
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -150,6 +152,16 @@ class EvalSite:
         )
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """The site's server, quiet when the browser drops a connection mid-answer (a tab or its
+    browser context closed while a request was served): that is no error of the site."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
+
+
 def _handler_for(site: EvalSite) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:  # quiet
@@ -186,6 +198,7 @@ def _handler_for(site: EvalSite) -> type[BaseHTTPRequestHandler]:
             query = {k: v[0] for k, v in urllib.parse.parse_qs(url.query).items()}
             path = url.path
             with site._lock:
+                site.page_loads.append(path)
                 if path in ("/", "/login"):
                     self._send(site.login_page())
                 elif path == "/dashboard":
