@@ -447,6 +447,15 @@ function WorkflowDetails(props: {
   if (details.page) {
     rows.push([trans.__('Starts on'), details.page]);
   }
+  for (const input of details.inputs) {
+    // What will be typed is part of what is approved; a password only as its length.
+    rows.push([
+      trans.__('Input %1', input.name),
+      input.secret
+        ? trans.__('(hidden, %1 characters)', input.value.length)
+        : input.value || trans.__('(empty)')
+    ]);
+  }
   return (
     <div className={CSS.workflowDetails} data-workflow-approval="">
       <dl>

@@ -655,10 +655,44 @@ describe('workflowApprovalDetails', () => {
         'open http://127.0.0.1:9/items',
         "type {{who}} into textbox 'Who'",
         "click button 'Confirm delete'"
-      ]
+      ],
+      // What will be typed is shown with the steps: it is part of what is approved.
+      inputs: [{ name: 'who', value: 'mallory', secret: false }]
     });
-    // The typed value in the payload's inputs is never part of what is shown.
-    expect(JSON.stringify(details)).not.toContain('mallory');
+  });
+
+  it('masks inputs typed into password-like fields and skips bare placeholders', () => {
+    const details = workflowApprovalDetails({
+      ...proposal('replay', {
+        scope: 'http://127.0.0.1:9',
+        origin: 'http://127.0.0.1:9',
+        version: 1,
+        side_effect: 'mutating',
+        steps: [
+          { kind: 'type', role: 'textbox', name: 'Password', value: '{{pw}}' },
+          { kind: 'type', role: 'textbox', name: 'User', value: '{{user}}' },
+          { kind: 'type', role: 'textbox', name: 'Note', value: '{{note}}' }
+        ]
+      }),
+      payload: {
+        inputs: {
+          user: 'bob',
+          pw: 'hunter2',
+          note: '{{note}}',
+          api_token: 'x'
+        },
+        shown: {
+          steps: [
+            { kind: 'type', role: 'textbox', name: 'Password', value: '{{pw}}' }
+          ]
+        }
+      }
+    });
+    expect(details?.inputs).toEqual([
+      { name: 'api_token', value: 'x', secret: true },
+      { name: 'pw', value: 'hunter2', secret: true },
+      { name: 'user', value: 'bob', secret: false }
+    ]);
   });
 
   it('shows what a save replaces and never a typed literal', () => {

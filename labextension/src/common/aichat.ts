@@ -1149,6 +1149,40 @@ export interface IWorkflowApprovalDetails {
   previousSideEffect: string | null;
   page: string | null;
   steps: string[];
+  /**
+   * The values the run will type, by input name: what the approval is for as
+   * much as the steps are. ``secret`` ones (typed into a password-like field,
+   * or named so) are shown masked.
+   */
+  inputs: IWorkflowInput[];
+}
+
+export interface IWorkflowInput {
+  name: string;
+  value: string;
+  secret: boolean;
+}
+
+const SECRET_WORDS = /pass|secret|token|pin\b|otp|code|key|credential/i;
+
+function workflowInputs(inputs: unknown, steps: unknown[]): IWorkflowInput[] {
+  if (!inputs || typeof inputs !== 'object' || Array.isArray(inputs)) {
+    return [];
+  }
+  const result: IWorkflowInput[] = [];
+  for (const [name, raw] of Object.entries(inputs as Record<string, unknown>)) {
+    const value = textOf(raw);
+    if (value === `{{${name}}}`) {
+      continue; // only the placeholder is left (after a restart): nothing to show
+    }
+    const target = steps
+      .map(step => (step ?? {}) as Record<string, unknown>)
+      .find(step => step.kind === 'type' && step.value === `{{${name}}}`);
+    const secret =
+      SECRET_WORDS.test(name) || SECRET_WORDS.test(textOf(target?.name));
+    result.push({ name, value, secret });
+  }
+  return result.sort((a, b) => a.name.localeCompare(b.name));
 }
 
 const PLACEHOLDER = /^\{\{[A-Za-z_][A-Za-z0-9_]{0,63}\}\}$/;
@@ -1205,7 +1239,11 @@ export function workflowApprovalDetails(
     previousVersion: number(shown.previous_version),
     previousSideEffect: textOf(shown.previous_side_effect) || null,
     page: url ? (title ? `${url} (${title})` : url) : null,
-    steps: Array.isArray(shown.steps) ? shown.steps.map(workflowStepText) : []
+    steps: Array.isArray(shown.steps) ? shown.steps.map(workflowStepText) : [],
+    inputs: workflowInputs(
+      proposal.payload?.inputs,
+      Array.isArray(shown.steps) ? shown.steps : []
+    )
   };
 }
 

@@ -159,6 +159,9 @@ class BrowserPage:
         # none has been in flight: how replay knows a page is idle (``network_idle_for``).
         self._in_flight: set[str] = set()
         self._network_quiet_since = time.monotonic()
+        # Our own checks (hit test, text, selectors, title) run in an isolated world of the
+        # document: the page's scripts cannot replace the DOM functions they call there.
+        self._world: int | None = None
 
     @classmethod
     async def open(
@@ -502,6 +505,25 @@ class BrowserPage:
                 missing.append(f"{kind} {expected!r}")
         return missing
 
+    async def _in_world(self, method: str, params: dict[str, Any], key: str) -> dict[str, Any]:
+        """``method`` in our isolated world of the current document (``key`` names the
+        parameter that takes its context id). A world lives as long as its document: when
+        the document changed, a new one is made and the call made once more."""
+        for attempt in (1, 2):
+            if self._world is None:
+                made = await self._call(
+                    "Page.createIsolatedWorld",
+                    {"frameId": self.target_id, "worldName": "terax-checks"},
+                )
+                self._world = int(made["executionContextId"])
+            try:
+                return await self._call(method, {**params, key: self._world})
+            except BrowserError:
+                self._world = None
+                if attempt == 2 or self.closed:
+                    raise
+        raise AssertionError("unreachable")
+
     async def _where(self) -> str:
         try:
             return f"the page is at {await self.url()} (title {await self.title()!r})"
@@ -509,9 +531,10 @@ class BrowserPage:
             return "the page did not answer"
 
     async def _value(self, expression: str) -> Any:
-        """A page-side expression of ours, by value (small results only)."""
-        result = await self._call(
-            "Runtime.evaluate", {"expression": expression, "returnByValue": True}
+        """A page-side expression of ours, by value (small results only), run in the
+        isolated world, so a page cannot fake what it answers."""
+        result = await self._in_world(
+            "Runtime.evaluate", {"expression": expression, "returnByValue": True}, "contextId"
         )
         details = result.get("exceptionDetails")
         if details:
@@ -539,9 +562,13 @@ class BrowserPage:
 
     async def _require_hit(self, node: AXNode, backend: int, x: float, y: float) -> None:
         """Refuse (``target_covered``) when the element at (x, y) is not ``node`` or inside
-        it. Elements with ``pointer-events: none`` do not count: clicks pass through them."""
+        it. Elements with ``pointer-events: none`` do not count: clicks pass through them.
+        The test runs in our isolated world: there the function below calls the browser's
+        own ``elementFromPoint``, whatever the page did to its prototypes."""
         try:
-            resolved = await self._call("DOM.resolveNode", {"backendNodeId": backend})
+            resolved = await self._in_world(
+                "DOM.resolveNode", {"backendNodeId": backend}, "executionContextId"
+            )
             object_id = resolved["object"]["objectId"]
         except (BrowserError, KeyError) as error:
             detail = error.message if isinstance(error, BrowserError) else "no object"

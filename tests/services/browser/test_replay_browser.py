@@ -209,9 +209,11 @@ async def test_a_crashed_tab_browser_closes_the_recording_audits_of_its_tabs(
         async with manager.using("rec") as tab:
             await tab.open(site.url("/login"))
         audit = manager._tabs["rec"].audit
-        assert audit is not None and audit._fd is not None  # the recording is audited
+        assert audit is not None
+        assert audit._fd is not None
         session = manager._browser
-        assert session is not None and session.launcher.pid is not None
+        assert session is not None
+        assert session.launcher.pid is not None
         os.killpg(session.launcher.pid, signal.SIGKILL)
         for _ in range(100):
             if not session.alive:

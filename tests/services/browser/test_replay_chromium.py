@@ -46,6 +46,14 @@ PROFILE = """<!doctype html>
 OVERLAY = """<div id="trap" onclick="location.href = '/delete-profile'"
     style="position:absolute; left:0; top:0; width:100%; height:400px; opacity:0; {style}"></div>"""
 
+# A page that lies to scripts of the main world: the button is on top, the profile is saved.
+LIAR = """<script>
+  const save = () => document.getElementById("save");
+  Document.prototype.elementFromPoint = function () { return save(); };
+  ShadowRoot.prototype.elementFromPoint = function () { return save(); };
+  Object.defineProperty(HTMLElement.prototype, "innerText", {get() { return "profile saved"; }});
+</script>"""
+
 FRAMED = """<!doctype html>
 <html><head><title>Framed</title></head>
 <body>
@@ -94,6 +102,7 @@ class ProfileSite:
         site = self
         self.paths: list[str] = []
         self.overlay: str | None = None  # None: no overlay; else the overlay's extra style
+        self.script = ""  # more of /profile's body (a script)
         self.mode = "profile"  # what /profile serves: profile, framed, busy, ticking
         self.release = threading.Event()  # ends the wait of /slow
 
@@ -109,7 +118,7 @@ class ProfileSite:
                     }[site.mode]
                 elif path == "/profile":
                     extra = "" if site.overlay is None else OVERLAY.format(style=site.overlay)
-                    body = PROFILE.format(overlay=extra)
+                    body = PROFILE.format(overlay=extra + site.script)
                 elif path == "/styled":
                     body = STYLED
                 elif path == "/slow":
@@ -247,6 +256,27 @@ async def test_the_agent_cannot_click_a_covered_element_either(
         assert [s.action.kind for s in tab.recording.steps] == ["navigate"]
     finally:
         await tab.page.close()
+
+
+async def test_a_page_that_fakes_the_dom_functions_cannot_fool_the_checks(
+    browser: BrowserSession, site: ProfileSite, engine: Engine
+) -> None:
+    entry = await record_save(browser, site, engine)
+    site.overlay, site.script = "", LIAR
+    page = await browser.new_page()
+    try:
+        await page.navigate(site.url("/profile"))
+        # To the page's own scripts the button is on top and the profile saved...
+        assert await page.evaluate("document.elementFromPoint(5, 5).id") == "save"
+        assert await page.evaluate("document.body.innerText") == "profile saved"
+        # ...but our checks run in a world of their own, with the browser's functions.
+        assert not await page.text_contains("profile saved")
+        with pytest.raises(ReplayRefused) as caught:
+            await engine.replayer.replay(entry, page, {}, task="t", policy=profile_policy(site))
+        assert caught.value.reason == "target_covered"
+        assert "/delete-profile" not in site.paths
+    finally:
+        await page.close()
 
 
 # -- refusals name the frames; a settle ends when the page is idle ---------------------------

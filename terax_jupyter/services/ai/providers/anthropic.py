@@ -43,6 +43,7 @@ STOP_REASONS = {
     "stop_sequence": "stop",
     "tool_use": "tool_calls",
     "max_tokens": "length",
+    "model_context_window_exceeded": "length",  # the window ran out mid-answer
     "refusal": "content_filter",
 }
 # Error event types -> the HTTP status they stand for (so the retry policy can judge them).

@@ -80,7 +80,7 @@ class HttpProvider(Provider):
                     sse = await asyncio.wait_for(anext(events), remaining)
                 except StopAsyncIteration:
                     return
-                except TimeoutError:
+                except (TimeoutError, asyncio.TimeoutError):  # distinct types before 3.11
                     # ProviderCall makes it the stall error ("the next part of the answer").
                     raise httpx.ReadTimeout("no data event within the read timeout") from None
                 if limit is not None and sse.data and sse.event not in self.KEEPALIVE_EVENTS:

@@ -47,6 +47,7 @@ FINISH_REASONS = {
     "tool_calls": "tool_calls",
     "function_call": "tool_calls",
     "length": "length",
+    "model_length": "length",  # Mistral: the model's context ran out mid-answer
     "content_filter": "content_filter",
 }
 # Answers of a server without fill-in-the-middle for a model: no /completions route (404),

@@ -175,6 +175,33 @@ async def test_a_stream_without_message_stop_is_cut(
         await collect(connect("anthropic"))
 
 
+async def test_a_full_context_window_is_a_cut_by_the_limit(
+    stub: ModelStub, connect: Callable[..., Provider]
+) -> None:
+    stub.script(
+        [
+            turns.raw(
+                [
+                    START,
+                    event("content_block_start", index=0, content_block={"type": "text"}),
+                    event(
+                        "content_block_delta", index=0, delta={"type": "text_delta", "text": "pa"}
+                    ),
+                    event("content_block_stop", index=0),
+                    event(
+                        "message_delta",
+                        delta={"stop_reason": "model_context_window_exceeded"},
+                        usage={},
+                    ),
+                    event("message_stop"),
+                ]
+            )
+        ]
+    )
+    events = await collect(connect("anthropic"))
+    assert events[-1] == Finished("length")
+
+
 async def test_unknown_events_are_passed_over(
     stub: ModelStub, connect: Callable[..., Provider]
 ) -> None:

@@ -211,6 +211,16 @@ async def test_a_clean_end_after_the_finish_reason_is_complete(
     assert events[-1] == Finished("stop")
 
 
+async def test_mistrals_model_length_is_a_cut_by_the_limit(
+    stub: ModelStub, connect: Callable[..., Provider]
+) -> None:
+    # Mistral ends an answer its context window cut with "model_length": the run must stop
+    # on it as on "length" (a cut tool call is not run), not take it for a finish.
+    stub.script([turns.raw([chunk({"content": "partial"}), chunk({}, "model_length")])])
+    events = await collect(connect())
+    assert events[-1] == Finished("length")
+
+
 async def test_a_clean_end_before_the_finish_is_a_stream_cut(
     stub: ModelStub, connect: Callable[..., Provider]
 ) -> None:
