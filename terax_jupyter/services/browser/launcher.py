@@ -266,6 +266,16 @@ class ChromiumLauncher:
     def returncode(self) -> int | None:
         return self._process.poll() if self._process is not None else None
 
+    def exit_code(self, wait: float) -> int | None:
+        """The exit code, waiting up to ``wait`` seconds for it: a browser that just closed
+        its pipe may not be reapable yet (its files close before it becomes a zombie)."""
+        if self._process is None:
+            return None
+        try:
+            return self._process.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            return None
+
     @property
     def sandboxed(self) -> bool:
         """Whether the browser runs with Chromium's sandbox: asked for, and not as root."""

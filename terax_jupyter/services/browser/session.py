@@ -117,7 +117,8 @@ class BrowserSession:
         if self.connection is None:
             raise BrowserError("the browser session was not started")
         if self.connection.closed:
-            code = self.launcher.returncode
+            # Only here, after the browser went away: a short wait for its exit status.
+            code = self.launcher.exit_code(wait=0.5)
             exited = f"; the browser exited with code {code}" if code is not None else ""
             raise BrowserError(f"the browser is gone ({self.connection.close_reason}{exited})")
         return self.connection
