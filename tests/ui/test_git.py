@@ -238,6 +238,47 @@ def test_a_commit_made_elsewhere_refreshes_the_panel(page: Page, repo: Path) -> 
     expect(panel.locator(".jp-TeraxGit-branchName")).to_have_text("elsewhere", timeout=TIMEOUT_MS)
 
 
+# Where the first and the last character of an element's text are drawn, left to right.
+EDGES = """element => {
+  const text = element.querySelector('bdi') || element;
+  const node = text.firstChild;
+  const range = document.createRange();
+  range.setStart(node, 0); range.setEnd(node, 1);
+  const first = range.getBoundingClientRect().left;
+  range.setStart(node, node.length - 1); range.setEnd(node, node.length);
+  return [first, range.getBoundingClientRect().left, text.textContent];
+}"""
+
+
+def test_a_folder_that_starts_with_a_dot_reads_left_to_right(page: Page, repo: Path) -> None:
+    write(repo / ".config-local" / "settings.toml", "a = 1\n")
+    write(repo / ".ipynb_checkpoints" / "app-checkpoint.py", "x = 1\n")
+    panel = open_repository(page, repo)
+    row = file_row(panel, "untracked", ".config-local/settings.toml")
+    expect(row).to_be_visible(timeout=TIMEOUT_MS)
+    first, last, shown = row.locator(".jp-TeraxGit-fileDir").evaluate(EDGES)
+    assert shown.startswith(".config-local")
+    assert first < last  # the dot is drawn first, not moved to the end by the rtl cut
+    # Lab's checkpoints are not listed (nor staged by Stage All).
+    expect(panel.locator("[data-path^='.ipynb_checkpoints/']")).to_have_count(0)
+
+
+def test_a_merge_stopped_by_a_conflict_says_what_to_do(page: Page, repo: Path) -> None:
+    git(repo, "commit", "-q", "-am", "Change app.py on main")
+    git(repo, "switch", "-q", "-c", "rival", "HEAD~1")
+    write(repo / "app.py", "rival = True\n")
+    git(repo, "commit", "-q", "-am", "Rewrite app.py")
+    git(repo, "switch", "-q", "main")
+    merge = subprocess.run(["git", "-C", str(repo), "merge", "-q", "rival"], capture_output=True)
+    assert merge.returncode != 0  # stopped on the conflict in app.py
+    panel = open_repository(page, repo)
+    note = panel.locator("[data-reason='operation'][data-operation='merge']")
+    expect(note).to_contain_text("A merge is in progress", timeout=TIMEOUT_MS)
+    expect(file_row(panel, "conflicted", "app.py")).to_be_visible()
+    git(repo, "merge", "--abort")  # the panel hears it (a repository watch event)
+    expect(note).to_have_count(0, timeout=TIMEOUT_MS)
+
+
 def test_push_sets_the_upstream_then_pull_and_push_follow_it(page: Page, repo: Path) -> None:
     remote = repo.parent / f"{repo.name}-origin.git"
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
@@ -465,6 +506,12 @@ def test_history_scrolls_through_thousands_of_commits(
     expect(root_row).to_be_visible(timeout=TIMEOUT_MS)
     print(f"first rows after {first_rows:.2f}s; {presses} End presses; {len(log_requests)} pages")
     page.screenshot(path=artifact_name(request, "-end"))
+
+    # A search from down there shows its newest matches, from the top of the list.
+    history.get_by_label("Search commit messages").fill("commit 1")
+    expect(rows.first).to_have_attribute("data-index", "0", timeout=TIMEOUT_MS)
+    expect(rows.first).to_be_in_viewport()
+    assert listbox.evaluate("list => list.scrollTop") == 0
 
 
 def workspace(lab: LabServer) -> str:

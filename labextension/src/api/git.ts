@@ -127,6 +127,10 @@ export interface IGitStatus {
   conflicted: IGitStatusEntry[];
   /** `.git/index.lock` exists: another git process is running (or died). */
   index_locked: boolean;
+  /** A merge, rebase, cherry-pick, revert or bisect stopped half way, if any. */
+  operation?: 'merge' | 'rebase' | 'cherry-pick' | 'revert' | 'bisect' | null;
+  /** Untracked files not listed (in `.ipynb_checkpoints` folders, by default). */
+  hidden_untracked?: number;
 }
 
 /**

@@ -32,6 +32,7 @@ export namespace CSS {
   export const file = 'jp-TeraxGit-file';
   export const fileName = 'jp-TeraxGit-fileName';
   export const fileDir = 'jp-TeraxGit-fileDir';
+  export const ltrText = 'jp-TeraxGit-ltrText';
   export const code = 'jp-TeraxGit-code';
   export const actions = 'jp-TeraxGit-actions';
   export const action = 'jp-TeraxGit-action';

@@ -328,6 +328,14 @@ function CommitList(
   );
   const now = useNow();
 
+  // A new search starts at its newest matches, not where the last list was scrolled.
+  const filters = model.filters;
+  React.useEffect(() => {
+    if (listRef.current) {
+      listRef.current.scrollTop = 0;
+    }
+  }, [filters, listRef]);
+
   React.useEffect(() => {
     if (viewport.height > 0 && needsMore(end, commits.length, model.hasMore)) {
       void model.loadMore();

@@ -18,7 +18,7 @@ import { ReactWidget } from '@jupyterlab/ui-components';
 import { Panel, Widget } from '@lumino/widgets';
 import * as React from 'react';
 
-import type { IGitStatusEntry } from '../api/git';
+import type { IGitStatus, IGitStatusEntry } from '../api/git';
 import {
   type GroupId,
   groupStatus,
@@ -287,10 +287,48 @@ function GitComponent(props: IGitProps): JSX.Element {
           )}
         </div>
       ) : null}
+      {model.status.operation ? (
+        <div
+          className={CSS.alert}
+          role="status"
+          data-reason="operation"
+          data-operation={model.status.operation}
+        >
+          {operationNote(model.status.operation, trans)}
+        </div>
+      ) : null}
       <CommitBox {...props} />
       <Changes {...props} />
     </div>
   );
+}
+
+function operationNote(
+  operation: NonNullable<IGitStatus['operation']>,
+  trans: IGitProps['trans']
+): string {
+  switch (operation) {
+    case 'merge':
+      return trans.__(
+        'A merge is in progress: resolve the conflicts, stage them and commit (or run git merge --abort in a terminal).'
+      );
+    case 'rebase':
+      return trans.__(
+        'A rebase is in progress: resolve, stage, then git rebase --continue (or --abort) in a terminal.'
+      );
+    case 'cherry-pick':
+      return trans.__(
+        'A cherry-pick is in progress: resolve, stage, then git cherry-pick --continue (or --abort).'
+      );
+    case 'revert':
+      return trans.__(
+        'A revert is in progress: resolve, stage, then git revert --continue (or --abort).'
+      );
+    case 'bisect':
+      return trans.__(
+        'A bisect is in progress: git bisect good / bad, or git bisect reset to end it.'
+      );
+  }
 }
 
 function BranchBar(props: IGitProps): JSX.Element {
@@ -834,8 +872,11 @@ function FileRow(
           {name}
         </span>
         <span className={CSS.fileDir}>
-          {entry.old_path ? `${entry.old_path} → ` : ''}
-          {dir}
+          {/* The folder is cut at its start (rtl); its text stays left to right. */}
+          <bdi className={CSS.ltrText}>
+            {entry.old_path ? `${entry.old_path} → ` : ''}
+            {dir}
+          </bdi>
         </span>
         <span className={CSS.actions}>
           {entry.status !== 'deleted' ? (

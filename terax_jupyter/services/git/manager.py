@@ -41,7 +41,7 @@ from terax_jupyter.services.git.safety import (
     hooks_directory,
     present_hooks,
 )
-from terax_jupyter.services.git.status import Status, read_status
+from terax_jupyter.services.git.status import HIDDEN_UNTRACKED, Status, read_status
 from terax_jupyter.services.git.trust import TrustStore
 
 if TYPE_CHECKING:
@@ -71,6 +71,12 @@ class GitManager(LoggingConfigurable):
         True,
         help="Keep a commit-graph file up to date in repositories whose history is read "
         "(only for users who may write; a read-only server writes none).",
+    ).tag(config=True)
+    hidden_untracked = List(
+        Unicode(),
+        default_value=list(HIDDEN_UNTRACKED),
+        help="Folder names whose untracked files the Git panel does not list (nor Stage All "
+        "stage); the status counts them as hidden_untracked. [] lists everything.",
     ).tag(config=True)
     allow_user_trust = Bool(
         True,
@@ -221,9 +227,13 @@ class GitManager(LoggingConfigurable):
         repo = await self.resolve(path)
         return (await self._status(repo)).to_dict()
 
+    async def _read_status(self, repo: Repo) -> Status:
+        """The status now (the caller holds the repository's lock)."""
+        return await read_status(self.runner, repo, self.security.deny, hide=self.hidden_untracked)
+
     async def _status(self, repo: Repo) -> Status:
         async with self.runner.lock(repo.root):
-            return await read_status(self.runner, repo, self.security.deny)
+            return await self._read_status(repo)
 
     async def diff(
         self,
@@ -294,17 +304,16 @@ class GitManager(LoggingConfigurable):
                         await operations.refuse_submodules(self.runner, repo, files)
                     await operations.stage_files(self.runner, repo, files)
                 else:
-                    status = await read_status(self.runner, repo, self.security.deny)
+                    status = await self._read_status(repo)
                     await operations.unstage_files(
                         self.runner,
                         repo,
                         _with_rename_sources(status, files),
-                        unborn=status.branch.unborn,
                     )
             else:
                 diff, selection, settings = await self._selection(repo, body, mode)
                 await operations.apply_selection(self.runner, repo, diff, selection, mode, settings)
-            return (await read_status(self.runner, repo, self.security.deny)).to_dict()
+            return (await self._read_status(repo)).to_dict()
 
     async def _selection(
         self, repo: Repo, body: dict[str, Any], mode: str
@@ -359,7 +368,7 @@ class GitManager(LoggingConfigurable):
                 await operations.apply_selection(
                     self.runner, repo, diff, selection, "discard", settings
                 )
-            return (await read_status(self.runner, repo, self.security.deny)).to_dict()
+            return (await self._read_status(repo)).to_dict()
 
     @staticmethod
     def _confirmed(token: str, given: object) -> bool:
@@ -395,7 +404,7 @@ class GitManager(LoggingConfigurable):
             )
         async with self.runner.lock(repo.root):
             operations.ensure_unlocked(repo)
-            before = await read_status(self.runner, repo, self.security.deny)
+            before = await self._read_status(repo)
             result = await operations.commit(
                 self.runner,
                 repo,
@@ -404,7 +413,7 @@ class GitManager(LoggingConfigurable):
                 signoff=signoff,
                 conflicted=bool(before.conflicted),
             )
-            status = await read_status(self.runner, repo, self.security.deny)
+            status = await self._read_status(repo)
         return {
             "oid": result.oid,
             "summary": result.summary,
@@ -442,7 +451,7 @@ class GitManager(LoggingConfigurable):
                         "HEAD is detached: check out a branch to push.", reason="detached_head"
                     )
                 output = await operations.push(self.runner, repo, current, remote_name, branch_name)
-            status = await read_status(self.runner, repo, self.security.deny)
+            status = await self._read_status(repo)
         return {
             "output": output,
             "trusted": repo.trusted,
@@ -489,7 +498,7 @@ class GitManager(LoggingConfigurable):
         async with self.runner.lock(repo.root):
             operations.ensure_unlocked(repo)
             await branches.checkout(self.runner, repo, name)
-            return (await read_status(self.runner, repo, self.security.deny)).to_dict()
+            return (await self._read_status(repo)).to_dict()
 
     # -- history (log.py, commits.py) ----------------------------------------------------------
 

@@ -81,6 +81,17 @@ SCHEMAS: dict[str, Any] = {
             "untracked": {"type": "array", "items": ref("GitEntry")},
             "conflicted": {"type": "array", "items": ref("GitEntry")},
             "index_locked": _BOOLEAN,
+            "operation": {
+                "type": "string",
+                "nullable": True,
+                "enum": ["merge", "rebase", "cherry-pick", "revert", "bisect"],
+                "description": "A multi-step operation in progress in the worktree.",
+            },
+            "hidden_untracked": {
+                "type": "integer",
+                "description": "Untracked files not listed because they lie in a folder "
+                "GitManager.hidden_untracked names (.ipynb_checkpoints by default).",
+            },
         },
     },
     "GitRepository": {

@@ -91,13 +91,11 @@ async def refuse_submodules(runner: GitRunner, repo: Repo, files: list[str]) -> 
         )
 
 
-async def unstage_files(runner: GitRunner, repo: Repo, files: list[str], *, unborn: bool) -> None:
-    if unborn:
-        await runner.run(
-            repo, "rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", *files, hooks=True
-        )
-    else:
-        await runner.run(repo, "reset", "-q", "--", *files, hooks=True)
+async def unstage_files(runner: GitRunner, repo: Repo, files: list[str]) -> None:
+    # ``git reset -- paths`` also works before the first commit (against the empty tree);
+    # ``git rm --cached`` there refused a file staged in part ("staged content different
+    # from both the file and the HEAD"), a 409 for a plain unstage.
+    await runner.run(repo, "reset", "-q", "--", *files, hooks=True)
 
 
 # -- hunks and lines ---------------------------------------------------------------------

@@ -74,9 +74,28 @@ class Repo:
     def index_locked(self) -> bool:
         return os.path.exists(self.index_lock)
 
+    def operation(self) -> str | None:
+        """The multi-step operation in progress in this worktree (what git itself looks
+        for: its state files in the git folder), or None."""
+        for name, marker in _OPERATIONS:
+            if os.path.exists(os.path.join(self.git_dir, marker)):
+                return name
+        return None
+
     def absolute(self, relpath: str) -> str:
         return os.path.join(self.root, *relpath.split("/"))
 
+
+# In git's own order of precedence (a rebase that stopped on a conflicting cherry-pick is a
+# rebase); the state files live in the worktree's git folder.
+_OPERATIONS = (
+    ("rebase", "rebase-merge"),
+    ("rebase", "rebase-apply"),
+    ("merge", "MERGE_HEAD"),
+    ("cherry-pick", "CHERRY_PICK_HEAD"),
+    ("revert", "REVERT_HEAD"),
+    ("bisect", "BISECT_LOG"),
+)
 
 _DISCOVER = (
     "rev-parse",

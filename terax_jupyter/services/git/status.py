@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 from terax_jupyter.services.git.safety import IGNORE_SUBMODULES
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from terax_jupyter.security import DenyList
     from terax_jupyter.services.git.repository import Repo
     from terax_jupyter.services.git.runner import GitRunner
@@ -54,6 +56,10 @@ class Status:
     untracked: list[Entry] = field(default_factory=list)
     conflicted: list[Entry] = field(default_factory=list)
     index_locked: bool = False
+    # Untracked files left out because they lie in a hidden folder (Jupyter's checkpoints).
+    hidden_untracked: int = 0
+    # A merge, rebase, cherry-pick, revert or bisect in progress (None: none).
+    operation: str | None = None
 
     def entries(self) -> list[Entry]:
         return [*self.staged, *self.unstaged, *self.untracked, *self.conflicted]
@@ -145,12 +151,31 @@ def mark_denied(status: Status, deny: DenyList, root: str) -> None:
         renamed[position].denied = True
 
 
-async def read_status(runner: GitRunner, repo: Repo, deny: DenyList) -> Status:
+# Folders whose untracked files are not listed (nor staged by Stage All): Lab writes a
+# checkpoint of every notebook and file it saves into ``.ipynb_checkpoints``.
+HIDDEN_UNTRACKED = (".ipynb_checkpoints",)
+
+
+def hide_untracked(status: Status, folders: Sequence[str]) -> None:
+    """Leave out untracked files inside any folder named in ``folders`` (counted)."""
+    if not folders:
+        return
+    names = set(folders)
+    kept = [e for e in status.untracked if names.isdisjoint(e.path.split("/")[:-1])]
+    status.hidden_untracked = len(status.untracked) - len(kept)
+    status.untracked = kept
+
+
+async def read_status(
+    runner: GitRunner, repo: Repo, deny: DenyList, *, hide: Sequence[str] = HIDDEN_UNTRACKED
+) -> Status:
     # Untrusted: submodules are not entered, whatever .gitmodules says (safety.UNTRUSTED).
     submodules = () if repo.trusted else (IGNORE_SUBMODULES,)
     result = await runner.run(repo, *STATUS_ARGS, *submodules)
     status = parse_status(result.stdout)
+    hide_untracked(status, hide)
     status.root = repo.root
     status.index_locked = repo.index_locked()
+    status.operation = repo.operation()
     mark_denied(status, deny, repo.root)
     return status

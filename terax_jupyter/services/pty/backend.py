@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 READ_SIZE = 65536
 # Bytes one readiness callback may read before it yields to other work on the loop.
 READ_BUDGET = 256 * 1024
+EXIT_POLL_SECONDS = 0.5  # how often a shell's exit is polled where there is no pidfd
 
 
 class PtyProcess(abc.ABC):
@@ -83,6 +84,7 @@ class PosixPty(PtyProcess):
         self._reading = False
         self._closed = False
         self._unwritten = bytearray()
+        self._pidfd: int | None = None
 
     @classmethod
     def spawn(
@@ -99,6 +101,51 @@ class PosixPty(PtyProcess):
         self._loop = asyncio.get_running_loop()
         self._on_data, self._on_eof = on_data, on_eof
         self.resume_reading()
+        self._watch_exit()
+
+    def _watch_exit(self) -> None:
+        """End of the shell, seen by its pid, not only by the terminal's end of file: a
+        background job (``sleep 600 &`` then ``exit``) keeps the terminal open after the
+        shell is gone, so EOF never comes. A pidfd is readable once the process exited;
+        where there is none (before Linux 5.3), the exit is polled."""
+        assert self._loop is not None
+        try:
+            self._pidfd = os.pidfd_open(self.pid)  # type: ignore[attr-defined]
+        except (AttributeError, OSError):
+            self._loop.call_later(EXIT_POLL_SECONDS, self._poll_exited)
+            return
+        self._loop.add_reader(self._pidfd, self._shell_exited)
+
+    def _poll_exited(self) -> None:
+        if self._closed or self._loop is None or self._loop.is_closed():
+            return
+        if self.poll_exit() is not None:
+            self._shell_exited()
+        else:
+            self._loop.call_later(EXIT_POLL_SECONDS, self._poll_exited)
+
+    def _shell_exited(self) -> None:
+        """The shell is gone: what it wrote last is read, then the end is reported as if
+        the terminal had closed (whatever still holds it open is ended with the session)."""
+        self._stop_watching()
+        if self._closed:
+            return
+        self._readable()  # its last output (the read stops where nothing more is there)
+        if not self._closed:
+            self.pause_reading()
+            self._closed = True
+            if self._on_eof is not None:
+                self._on_eof()
+
+    def _stop_watching(self) -> None:
+        if self._pidfd is None:
+            return
+        if self._loop is not None and not self._loop.is_closed():
+            with contextlib.suppress(Exception):
+                self._loop.remove_reader(self._pidfd)
+        with contextlib.suppress(OSError):
+            os.close(self._pidfd)
+        self._pidfd = None
 
     def pause_reading(self) -> None:
         if self._reading and self._loop is not None and not self._closed:
@@ -133,6 +180,7 @@ class PosixPty(PtyProcess):
         if eof:
             self.pause_reading()
             self._closed = True
+            self._stop_watching()
             if self._on_eof is not None:
                 self._on_eof()
 
@@ -219,6 +267,7 @@ class PosixPty(PtyProcess):
     def _detach(self) -> None:
         if self._loop is None:
             return
+        self._stop_watching()
         with contextlib.suppress(Exception):
             self._loop.remove_reader(self.fd)
         with contextlib.suppress(Exception):

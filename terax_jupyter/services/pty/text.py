@@ -19,6 +19,19 @@ _ESCAPES = re.compile(
     r"|[\x00-\x07\x0b\x0c\x0e-\x1f\x7f]"
 )
 RENDER_LIMIT = 256 * 1024
+# What rendering text needs of CSI is cursor movement, erasing, scrolling and modes. Graphic
+# renditions (colours; underline styles with ':' sub-parameters, ``ESC[4:3m``) and private or
+# extended sequences (``ESC[?4m`` vim 9 sends, ``ESC[>4;2m``, ``ESC[=5u``, ``ESC[<u``, DECRQM
+# ``ESC[?25$p``, ``ESC[?1;2c``) change no character, and pyte 0.8 raises on some of them or
+# prints others as text: they are dropped before it sees them. DEC modes (``ESC[?1049h``, the
+# alternate screen; ``ESC[?7l``, no wrap) stay.
+_NOT_TEXT = re.compile(
+    r"\x1b\[[0-9;:]*m"
+    r"|\x1b\[[<=>?][0-9;:]*[ -/]*[@-~](?<![hl])"
+    r"|\x1b\[[<=>][0-9;:]*[ -/]*[hl]"
+    r"|\x1b\[[0-9;]*:[0-9;:]*[ -/]*[@-~]"
+    r"|\x1b\[[0-9;?]*[ -/]+[@-~]"
+)
 
 
 def strip(data: bytes) -> str:
@@ -35,15 +48,23 @@ def strip(data: bytes) -> str:
 
 
 def render(data: bytes, columns: int) -> str:
-    """What a terminal of ``columns`` would show, scrolled-off lines included.
+    """What a terminal of ``columns`` would show, scrolled-off lines included; the plain
+    text (``strip``) when the emulator cannot follow the output.
 
     pyte is a faithful but slow emulator, so only the last ``RENDER_LIMIT`` bytes are fed.
     """
+    try:
+        return _render(data, columns)
+    except Exception:  # an emulator bug must not take the text away (it was a 500)
+        return strip(data)
+
+
+def _render(data: bytes, columns: int) -> str:
     if len(data) > RENDER_LIMIT:
         data = data[-RENDER_LIMIT:]
         first_newline = data.find(b"\n")
         data = data[first_newline + 1 :] if first_newline != -1 else data
-    text = data.decode("utf-8", "replace").replace("\n", "\r\n")
+    text = _NOT_TEXT.sub("", data.decode("utf-8", "replace")).replace("\n", "\r\n")
     # Enough rows that nothing scrolls off: every line, plus every wrap a line can need.
     rows = text.count("\n") + len(text) // max(columns, 2) + 2
     screen = pyte.Screen(max(columns, 2), min(rows, 100_000))

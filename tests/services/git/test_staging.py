@@ -485,6 +485,19 @@ async def test_unstage_in_a_repository_without_commits(
     assert [e["path"] for e in status["untracked"]] == ["a.txt"]
 
 
+async def test_unstage_a_partly_staged_new_file_before_the_first_commit(
+    manager: GitManager, workspace_root: Path
+) -> None:
+    root = init_repo(workspace_root / "fresh")
+    write(root, "a.txt", "one\n")
+    await manager.stage(str(root), {"files": ["a.txt"]})
+    write(root, "a.txt", "one\ntwo\n")  # staged in part: the index differs from the file
+    status = await manager.unstage(str(root), {"files": ["a.txt"]})
+    assert status["staged"] == []
+    assert [e["path"] for e in status["untracked"]] == ["a.txt"]
+    assert (root / "a.txt").read_text() == "one\ntwo\n"  # the work is kept
+
+
 async def test_discard_whole_files(manager: GitManager, repo: Path) -> None:
     write(repo, "notes.txt", CHANGED)
     write(repo, "junk.txt", "junk\n")

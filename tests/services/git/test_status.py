@@ -138,6 +138,62 @@ async def test_unborn_repository(manager: GitManager, workspace_root: Path) -> N
     assert info["head"] == {"branch": "main", "oid": None, "detached": False, "unborn": True}
 
 
+async def test_jupyter_checkpoints_are_not_listed_untracked(
+    manager: GitManager, workspace_root: Path
+) -> None:
+    root = init_repo(workspace_root / "nb")
+    write(root, "analysis.ipynb", "{}\n")
+    write(root, ".ipynb_checkpoints/analysis-checkpoint.ipynb", "{}\n")
+    write(root, "sub/.ipynb_checkpoints/x-checkpoint.py", "x\n")
+    write(root, "sub/keep.py", "y\n")
+    write(root, "ipynb_checkpoints_not/file.txt", "z\n")  # only the exact folder name
+    status = await manager.status(str(root))
+    assert sorted(e["path"] for e in status["untracked"]) == [
+        "analysis.ipynb",
+        "ipynb_checkpoints_not/file.txt",
+        "sub/keep.py",
+    ]
+    assert status["hidden_untracked"] == 2
+    # Stage All stages what is listed: the checkpoints stay out of the index.
+    status = await manager.stage(str(root), {"files": [e["path"] for e in status["untracked"]]})
+    assert not any(".ipynb_checkpoints" in e["path"] for e in status["staged"])
+    # An admin who wants them listed says so.
+    manager.hidden_untracked = []
+    status = await manager.status(str(root))
+    assert status["hidden_untracked"] == 0
+    assert sorted(e["path"] for e in status["untracked"]) == [
+        ".ipynb_checkpoints/analysis-checkpoint.ipynb",
+        "sub/.ipynb_checkpoints/x-checkpoint.py",
+    ]
+
+
+async def test_status_says_which_operation_is_in_progress(
+    manager: GitManager, workspace_root: Path
+) -> None:
+    root = init_repo(workspace_root / "ops")
+    write(root, "f.txt", "base\n")
+    commit_all(root, "base")
+    assert (await manager.status(str(root)))["operation"] is None
+    git(root, "switch", "-q", "-c", "other")
+    write(root, "f.txt", "other\n")
+    commit_all(root, "other")
+    git(root, "switch", "-q", "main")
+    write(root, "f.txt", "main\n")
+    commit_all(root, "main")
+    git(root, "merge", "-q", "other", check=False)  # a conflict: the merge stops half way
+    status = await manager.status(str(root))
+    assert status["operation"] == "merge"
+    assert [e["path"] for e in status["conflicted"]] == ["f.txt"]
+    git(root, "merge", "--abort")
+    git(root, "cherry-pick", "other", check=False)
+    assert (await manager.status(str(root)))["operation"] == "cherry-pick"
+    git(root, "cherry-pick", "--abort")
+    git(root, "rebase", "other", check=False)
+    assert (await manager.status(str(root)))["operation"] == "rebase"
+    git(root, "rebase", "--abort")
+    assert (await manager.status(str(root)))["operation"] is None
+
+
 async def test_repository_reports_remotes_without_credentials(
     manager: GitManager, project: Path
 ) -> None:

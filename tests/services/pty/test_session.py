@@ -319,6 +319,27 @@ async def test_an_exited_session_is_forgotten_once_nobody_views_it(
     assert watched.id not in manager.sessions
 
 
+@pytest.mark.parametrize("shell", SHELLS)
+async def test_exit_with_a_background_job_ends_the_session(manager: PtyManager, shell: str) -> None:
+    """The job holds the terminal open, so no end of file comes: the shell's own exit must
+    end the session (it hung for ever, with the shell a zombie of the server)."""
+    session = await started(manager, shell)
+    client = Recorder()
+    session.attach(client)
+    job = "sleep 600 &" if shell != "fish" else "sleep 600 &; disown"
+    await typed(session, job.encode() + b"\r")
+    # bash and zsh warn once about running jobs; the second exit goes.
+    session.write(b"exit\r")
+    await asyncio.sleep(0.3)
+    if not session.exited:
+        session.write(b"exit\r")
+    assert await session.wait_exit(10) == 0
+    assert client.events("exit") == [{"type": "exit", "code": 0}]
+    assert not alive(session.process.pid)  # reaped, not left a zombie
+    session.detach(client)
+    await wait_for(lambda: session.id not in manager.sessions, 5, "forgotten")
+
+
 async def test_idle_sessions_without_viewers_are_culled(
     make_manager: Callable[..., PtyManager],
 ) -> None:

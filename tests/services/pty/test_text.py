@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
+import select
+import shutil
+import struct
+import subprocess
+import termios
+import time
+from typing import Any
+
 import pyte
 import pytest
 from hypothesis import given, settings
@@ -115,3 +125,93 @@ def test_render_feeds_only_the_tail_of_huge_output() -> None:
 )
 def test_last_lines(value: str, count: int, expected: str) -> None:
     assert text.last_lines(value, count) == expected
+
+
+# -- what real programs send ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "sequence",
+    [
+        "\x1b[?4m",  # vim 9 (pyte 0.8 raised TypeError: every rendered read was a 500)
+        "\x1b[?1;2c",  # a DA1 answer echoed back (TypeError too)
+        "\x1b[>4;2m",  # modifyOtherKeys
+        "\x1b[=5u",  # kitty keyboard protocol (printed as text)
+        "\x1b[<u",
+        "\x1b[>1u",
+        "\x1b[4:3m",  # curly underline (printed as text)
+        "\x1b[38:2::255:0:0m",  # a colour with ':' sub-parameters
+        "\x1b[58:5:3m",  # underline colour
+        "\x1b[?25$p",  # DECRQM
+        "\x1b[0%m",  # vim's probe
+        "\x1b[2 q",  # cursor shape
+    ],
+)
+def test_render_passes_over_what_changes_no_character(sequence: str) -> None:
+    assert text.render(f"a{sequence}b\r\nnext".encode(), 20) == "ab\nnext"
+
+
+def capture(argv: list[str], keys: bytes, *, home: str) -> bytes:
+    """What ``argv`` writes to a real 80x24 terminal until it exits after ``keys``."""
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    env = {"TERM": "xterm-256color", "HOME": home, "PATH": os.environ["PATH"], "LANG": "C.UTF-8"}
+    child = subprocess.Popen(
+        argv, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
+    )
+    os.close(slave)
+    output = bytearray()
+    started, sent = time.monotonic(), False
+    try:
+        while time.monotonic() - started < 10:
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # the child is gone and the pty closed
+                    break
+                if not chunk:
+                    break
+                output += chunk
+            if not sent and time.monotonic() - started > 1.5:
+                os.write(master, keys)
+                sent = True
+            if sent and child.poll() is not None and not ready:
+                break
+    finally:
+        child.kill()
+        child.wait()
+        os.close(master)
+    return bytes(output)
+
+
+@pytest.mark.parametrize(
+    ("argv", "keys", "shown"),
+    [
+        (["vim", "-u", "DEFAULTS", "-i", "NONE", "-n", "{file}"], b":q\r", "terax line 1"),
+        (["less", "{file}"], b"q", "terax line 1"),
+    ],
+    ids=["vim", "less"],
+)
+def test_render_follows_real_programs(
+    argv: list[str], keys: bytes, shown: str, tmp_path: Any
+) -> None:
+    program = shutil.which(argv[0])
+    assert program is not None, f"{argv[0]} is installed by .ci/run"
+    file = tmp_path / "notes.txt"
+    file.write_text("".join(f"terax line {n}\n" for n in range(1, 40)))
+    data = capture([a.replace("{file}", str(file)) for a in argv], keys, home=str(tmp_path))
+    assert len(data) > 200, data
+    # The emulator itself follows the whole capture (no fallback to plain text needed)...
+    rendered = text._render(data, 80)
+    assert shown in rendered
+    # ...and so does the public function, with no escape left over as text.
+    assert "\x1b" not in text.render(data, 80)
+
+
+def test_render_falls_back_to_plain_text_when_the_emulator_fails(monkeypatch: Any) -> None:
+    def broken(self: Any, data: str) -> None:
+        raise TypeError("an emulator bug")
+
+    monkeypatch.setattr(pyte.Stream, "feed", broken)
+    assert text.render(b"\x1b[1mbold\x1b[0m text\r\n", 20) == "bold text\n"

@@ -10,6 +10,7 @@ export namespace CSS {
   export const header = 'jp-TeraxAiReview-header';
   export const titleRow = 'jp-TeraxAiReview-titleRow';
   export const path = 'jp-TeraxAiReview-path';
+  export const ltrText = 'jp-TeraxAiReview-ltrText';
   export const summary = 'jp-TeraxAiReview-summary';
   export const status = 'jp-TeraxAiReview-status';
   export const actions = 'jp-TeraxAiReview-actions';

@@ -386,7 +386,7 @@ function ReviewHeader(
     <>
       <div className={CSS.titleRow}>
         <span className={CSS.path} title={model.path}>
-          {model.path || trans.__('Review')}
+          <bdi className={CSS.ltrText}>{model.path || trans.__('Review')}</bdi>
         </span>
         {approval ? (
           <span className={CSS.summary} title={approval.proposal.summary}>
