@@ -12,6 +12,7 @@ from tornado.httpclient import HTTPClientError
 from terax_jupyter.pytest_plugin import error_of
 from terax_jupyter.services.browser.evals.site import EvalSite
 from tests.services.ai.test_agent_api import new_session
+from tests.services.browser.test_api import ref
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -24,13 +25,6 @@ if TYPE_CHECKING:
 def site() -> Iterator[EvalSite]:
     with EvalSite() as app:
         yield app
-
-
-def ref(page: dict[str, Any], what: str) -> str:
-    for line in page["text"].splitlines():
-        if what in line:
-            return line.rsplit("[ref=", 1)[1].rstrip("]")
-    raise AssertionError(f"{what} not in\n{page['text']}")
 
 
 async def save_delete_alpha(terax_api: Api, site: EvalSite) -> None:

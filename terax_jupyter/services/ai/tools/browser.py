@@ -19,7 +19,10 @@ from terax_jupyter.exceptions import InvalidRequest, Unavailable
 from terax_jupyter.services.ai.tools.base import Proposal, Tool, ToolResult
 from terax_jupyter.services.ai.tools.files import bool_arg, for_model, int_arg, string_arg
 from terax_jupyter.services.browser.arguments import described, element_target, wait_condition
-from terax_jupyter.services.browser.workflows import approval_steps, describe_steps
+from terax_jupyter.services.browser.workflows import (
+    approval_facts,
+    describe_steps,
+)
 
 if TYPE_CHECKING:
     from terax_jupyter.services.ai.tools.base import ToolContext
@@ -418,7 +421,8 @@ class BrowserRunWorkflow(Tool):
         name, inputs = _run_arguments(arguments)
         workflow = await _browser(context).get_workflow(name)
         policy = workflow.policy
-        steps = approval_steps(workflow.recording)
+        facts = approval_facts(workflow)
+        steps = facts["steps"]
         return Proposal(
             tool=self.name,
             kind="replay",
@@ -432,13 +436,7 @@ class BrowserRunWorkflow(Tool):
                 # The run refuses if the workflow changed before the plan is applied.
                 "workflow_version": policy.workflow_version,
                 "side_effect": policy.side_effect,
-                "shown": {
-                    "scope": policy.scope_id,
-                    "origin": policy.scope_id,
-                    "version": policy.workflow_version,
-                    "side_effect": policy.side_effect,
-                    "steps": steps,
-                },
+                "shown": _shown(facts, policy.scope_id),
             },
             command=for_model(
                 context,
