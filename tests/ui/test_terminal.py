@@ -133,6 +133,42 @@ def test_reload_restores_the_tab_on_its_live_session(
     assert find_in_terminal(page, restored, "restored-42") == "1/1"
 
 
+def test_reload_after_vim_types_nothing_at_the_prompt(
+    page: Page, lab: LabServer, request: pytest.FixtureRequest
+) -> None:
+    # vim asks the terminal for its colours and modes (OSC 10/11, DECRQM) as it starts. A
+    # replay of its output asks again; what xterm answers must not reach the shell.
+    pane = open_terminal(page)
+    session = pane.get_attribute("data-session-id") or ""
+    run(page, pane, "vim -N -i NONE")
+    expect(pane).to_have_attribute("data-alt-screen", "true")
+    time.sleep(1)  # vim reads its answers before it quits
+    page.keyboard.type(":q")
+    page.keyboard.press("Enter")
+    expect(pane).to_have_attribute("data-alt-screen", "false")
+    expect(header(pane, "vim -N -i NONE")).to_have_attribute("data-status", "success")
+    deadline = time.monotonic() + 10
+    while session not in json.dumps(server_api(lab, "lab/api/workspaces/default")):
+        assert time.monotonic() < deadline, "the terminal never reached the workspace"
+        time.sleep(0.2)
+
+    for _ in range(2):
+        page.goto(f"{lab.url}lab?token={lab.token}")
+        wait_for_reloaded(page, "terax:new-terminal")
+        pane = page.locator(PANE)
+        expect(pane).to_have_attribute("data-session-id", session, timeout=START_TIMEOUT_MS)
+        expect(pane.locator(EDITOR)).to_be_visible(timeout=START_TIMEOUT_MS)
+        time.sleep(1)  # answers to a replay would arrive by now
+    page.screenshot(path=artifact_name(request))
+    run(page, pane, "echo after-$((2 + 3))")
+    expect(header(pane, "echo after-$((2 + 3))")).to_have_attribute("data-exit-code", "0")
+    assert block_output(lab, session, "echo after-$((2 + 3))").strip() == "after-5"
+    commands = [
+        b["command"] for b in server_api(lab, f"terax/api/pty/sessions/{session}/blocks")["blocks"]
+    ]
+    assert commands == ["vim -N -i NONE", "echo after-$((2 + 3))"]
+
+
 def test_split_pane_runs_its_own_session(page: Page, lab: LabServer) -> None:
     first = open_terminal(page)
     first.locator(EDITOR).click()

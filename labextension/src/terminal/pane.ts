@@ -19,6 +19,7 @@ import type {
 import { listFolder } from '../api/fs';
 import { listBlocks, suggestCommands } from '../api/pty';
 import { routeKey } from '../common/keys';
+import { isTerminalReport } from '../common/reports';
 import { droppedPaths } from '../common/shell';
 import { BlocksAddon, type BlockAction, type BlockEntry } from './blocks';
 import { CSS } from './css';
@@ -494,7 +495,7 @@ export class TerminalPane extends Widget {
 
     terminal.attachCustomKeyEventHandler(event => this._onTerminalKey(event));
     this._terminalDisposables = [
-      terminal.onData(data => this.model.send(data)),
+      terminal.onData(data => this._onTerminalData(data)),
       terminal.onBinary(data => this.model.send(binaryString(data))),
       terminal.onResize(({ cols, rows }) => this.model.resize(cols, rows))
     ];
@@ -616,6 +617,18 @@ export class TerminalPane extends Widget {
         })
         .catch(() => undefined);
     }
+  }
+
+  /**
+   * What xterm sends: keys, pastes and its answers to queries in the output.
+   * Answers to replayed output are dropped: the shell would get them as typed
+   * text (`10;rgb:...` at the prompt after vim ran, on every reload).
+   */
+  private _onTerminalData(data: string): void {
+    if (this._writer?.replaying && isTerminalReport(data)) {
+      return;
+    }
+    this.model.send(data);
   }
 
   private _onOutput(_: TerminalSessionModel, chunk: IOutputChunk): void {

@@ -46,10 +46,20 @@ export class OutputWriter {
   writeReplay(data: Uint8Array, parsed: () => void): void {
     this.flush();
     const generation = this._generation;
+    this._replaying++;
     this._terminal.write(data, () => {
+      this._replaying--;
       parsed();
       this._acknowledged(data.length, generation);
     });
+  }
+
+  /**
+   * Whether xterm is parsing replayed output now: what it answers meanwhile
+   * answers questions asked long ago, not by the program running now.
+   */
+  get replaying(): boolean {
+    return this._replaying > 0;
   }
 
   /**
@@ -122,4 +132,5 @@ export class OutputWriter {
   private _frame: number | null = null;
   private _timer: ReturnType<typeof setTimeout> | null = null;
   private _generation = 0;
+  private _replaying = 0;
 }

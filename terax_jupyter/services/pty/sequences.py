@@ -6,6 +6,10 @@ marks), OSC 0/2 (title), OSC 9 and 777 (notifications), the alternate screen
 switches, and device queries (DA1, DA2, CPR, DSR). Sequences split across reads
 are completed on the next read; an unterminated OSC longer than the cap is
 dropped instead of buffered.
+
+``without_queries`` removes every sequence that asks the terminal something
+(the server answers a few itself when no view is attached; replayed output must
+ask nothing at all).
 """
 
 from __future__ import annotations
@@ -22,7 +26,25 @@ _PATTERN = re.compile(
     rb"|\x1b\[(?P<query>>?0?c|[56]n)" % OSC_CAP
 )
 _OSC_BREAK = re.compile(rb"[\x07\x1b]")
-_QUERY = re.compile(rb"\x1b\[(?:>?0?c|[56]n)")
+# Every sequence that makes a terminal answer. Replayed output must ask nothing: the
+# terminal would answer again and the answer would reach the shell as typed input.
+_QUERY = re.compile(
+    rb"\x1b\[(?:"
+    rb"[>=]?0?c"  # DA1, DA2, DA3
+    rb"|\??\d+n"  # DSR and CPR, ANSI and DEC forms
+    rb"|\??\d+\$p"  # DECRQM
+    rb"|\d+\$w"  # DECRQPSR
+    rb"|>0?q"  # XTVERSION
+    rb"|(?:1[13-689]|2[01])(?:;\d+)*t"  # XTWINOPS reports (state, position, sizes, titles)
+    rb"|\?\d*m"  # XTQMODKEYS
+    rb"|\?u"  # the kitty keyboard protocol's flags
+    rb"|[01]?x"  # DECREQTPARM
+    rb")"
+    rb"|\x1b\](?:[45](?:;\d+;\?)+|1\d(?:;\?)+|52;[a-z0-9]*;\?)(?:\x07|\x1b\\)"  # colours, clipboard
+    rb"|\x1bP(?:\$q|\+q)[^\x07\x1b]{0,256}\x1b\\"  # DECRQSS, XTGETTCAP
+)
+# The longest query ``_QUERY`` must see whole: a replay chunk never ends inside one.
+QUERY_MAX = 280
 _ALT_SCREEN_MODES = {b"47", b"1047", b"1049"}
 _QUERIES = {b"c": "da1", b"0c": "da1", b">c": "da2", b">0c": "da2", b"6n": "cpr", b"5n": "dsr"}
 _MAX_TITLE = 512
@@ -62,12 +84,31 @@ class SequenceScanner:
 
 
 def without_queries(data: bytes) -> bytes:
-    """``data`` without device queries (DA1, DA2, CPR, DSR).
+    """``data`` without any sequence that asks the terminal something (see ``_QUERY``).
 
     Output replayed to a terminal must not ask it anything: it would answer again, and the
     answer would arrive as typed input at the shell's prompt.
     """
-    return _QUERY.sub(b"", data) if b"\x1b[" in data else data
+    return _QUERY.sub(b"", data) if b"\x1b" in data else data
+
+
+def query_safe_end(data: bytes) -> int:
+    """How much of ``data`` a replay chunk may take so that no query in it is cut in two.
+
+    A query cut in two escapes ``without_queries`` in both halves and is answered. Past the
+    first ESC of the last ``QUERY_MAX`` bytes nothing is taken (a query that begins there
+    goes whole into the next chunk), nor from the start of a query that ESC is inside of
+    (the ESC of an OSC's or a DCS's terminator).
+    """
+    escape = data.find(b"\x1b", max(0, len(data) - QUERY_MAX))
+    if escape <= 0:
+        return len(data)
+    for match in _QUERY.finditer(data, max(0, escape - QUERY_MAX)):
+        if match.start() >= escape:
+            break
+        if match.end() > escape:
+            return match.start() or len(data)
+    return escape
 
 
 def _incomplete_tail(data: bytes, last_end: int) -> bytes:

@@ -35,7 +35,12 @@ from terax_jupyter.services.pty import text as terminal_text
 from terax_jupyter.services.pty.agents import AgentDetector
 from terax_jupyter.services.pty.blocks import BlockIndex
 from terax_jupyter.services.pty.scrollback import Scrollback
-from terax_jupyter.services.pty.sequences import Sequence, SequenceScanner, without_queries
+from terax_jupyter.services.pty.sequences import (
+    Sequence,
+    SequenceScanner,
+    query_safe_end,
+    without_queries,
+)
 
 try:
     import termios
@@ -77,9 +82,6 @@ REPLAY_CHUNK = 64 * 1024
 # of the server's memory, however slowly it reads.
 REPLAY_IN_FLIGHT = 2
 REPLAY_WINDOW = REPLAY_IN_FLIGHT * REPLAY_CHUNK
-# The longest device query (``ESC [ > 0 c``) less one: a chunk that ends on an ESC this
-# close to its end is cut before it, so that no query is split and escapes the filter.
-_QUERY_TAIL = 4
 # Control messages that may wait behind a replay, or sit unsent in a client's transport;
 # past that a client that does not read gets no more of them (it is skipped for output
 # too), so a program printing titles in a loop cannot fill the server's memory.
@@ -345,9 +347,7 @@ class PtySession:
             replay.skip_line = False
             return b""
         if replay.offset + len(data) < replay.end:
-            escape = data.rfind(b"\x1b", len(data) - _QUERY_TAIL)
-            if escape > 0:
-                data = data[:escape]
+            data = data[: query_safe_end(data)]
         replay.offset += len(data)
         return without_queries(data)
 

@@ -35,7 +35,16 @@ if TYPE_CHECKING:
     from terax_jupyter.services.pty.session import PtySession
 
 MIB = 1024 * 1024
-QUERIES = (b"\x1b[c", b"\x1b[0c", b"\x1b[>c", b"\x1b[>0c", b"\x1b[6n", b"\x1b[5n")
+QUERIES = (
+    b"\x1b[c",
+    b"\x1b]11;?\x1b\\",
+    b"\x1b[>c",
+    b"\x1bP$qm\x1b\\",
+    b"\x1b[6n",
+    b"\x1b[?2026$p",
+    b"\x1b]10;?\x07",
+    b"\x1b[5n",
+)
 
 
 @pytest.fixture(autouse=True)

@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 
 from terax_jupyter.services.pty.sequences import (
     OSC_CAP,
+    QUERY_MAX,
     Sequence,
     SequenceScanner,
+    query_safe_end,
     without_queries,
 )
 
@@ -149,6 +151,109 @@ def test_without_queries() -> None:
     assert without_queries(data) == b"abc\x1b[31m\x1b[?1;2c\x1b[12;1R\x1b[1c"
     plain = b"no escapes at all"
     assert without_queries(plain) is plain
+
+
+# What vim 9, less, htop and tmux ask a terminal as they start (seen in real captures), and the
+# other report requests xterm.js answers: each would come back as typed input after a replay.
+REAL_QUERIES = (
+    b"\x1b]10;?\x07",  # foreground colour
+    b"\x1b]11;?\x1b\\",  # background colour
+    b"\x1b]12;?\x07",  # cursor colour
+    b"\x1b]4;1;?;2;?\x07",  # palette entries
+    b"\x1b]52;c;?\x07",  # the clipboard
+    b"\x1b[?2026$p",  # DECRQM, DEC mode (synchronized output)
+    b"\x1b[4$p",  # DECRQM, ANSI mode
+    b"\x1b[=c",  # DA3
+    b"\x1b[=0c",
+    b"\x1b[>q",  # XTVERSION
+    b"\x1b[>0q",
+    b"\x1b[?6n",  # DECXCPR
+    b"\x1b[?15n",
+    b"\x1b[14t",  # XTWINOPS: text area in pixels
+    b"\x1b[14;2t",
+    b"\x1b[16t",
+    b"\x1b[18t",
+    b"\x1b[21t",
+    b"\x1b[?4m",  # XTQMODKEYS (what crashed pyte)
+    b"\x1b[?u",  # kitty keyboard flags
+    b"\x1bP$qm\x1b\\",  # DECRQSS
+    b"\x1bP+q544e;636f6c6f7273\x1b\\",  # XTGETTCAP
+)
+# Look like them and are not questions: output the replay must keep.
+NOT_QUERIES = (
+    b"\x1b]11;rgb:0000/0000/0000\x07",  # set the background
+    b"\x1b]104\x07",  # reset the palette
+    b"\x1b[8;24;80t",  # resize
+    b"\x1b[22;0t",  # push the title
+    b"\x1b[?2026h",
+    b"\x1b[4m",  # underline
+    b"\x1b[>4;2m",  # XTMODKEYS set
+    b"\x1b[>1u",  # kitty keyboard push
+    b"\x1b[2*x",
+    b"\x1b[1;5R",
+)
+
+
+@pytest.mark.parametrize("query", REAL_QUERIES)
+def test_without_queries_removes_every_report_request(query: bytes) -> None:
+    assert without_queries(b"a" + query + b"b") == b"ab"
+    assert len(query) <= QUERY_MAX
+
+
+@pytest.mark.parametrize("sequence", NOT_QUERIES)
+def test_without_queries_keeps_what_asks_nothing(sequence: bytes) -> None:
+    assert without_queries(b"a" + sequence + b"b") == b"a" + sequence + b"b"
+
+
+def replay_chunks(data: bytes, size: int) -> list[bytes]:
+    """The replay's chunking (PtySession._next_replay_chunk): never past a query's start."""
+    chunks, offset = [], 0
+    while offset < len(data):
+        chunk = data[offset : offset + size]
+        if offset + len(chunk) < len(data):
+            chunk = chunk[: query_safe_end(chunk)]
+        chunks.append(chunk)
+        offset += len(chunk)
+    return chunks
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    parts=st.lists(
+        st.one_of(
+            st.sampled_from(REAL_QUERIES + NOT_QUERIES),
+            st.binary(max_size=40).map(lambda b: b.replace(b"\x1b", b"")),
+            st.just(b"\x1b"),
+        ),
+        max_size=60,
+    ),
+    size=st.integers(min_value=QUERY_MAX + 1, max_value=QUERY_MAX * 3),
+)
+def test_a_replay_chunk_never_cuts_a_query_in_two(parts: list[bytes], size: int) -> None:
+    data = b"".join(parts)
+    chunks = replay_chunks(data, size)
+    assert b"".join(chunks) == data
+    assert b"".join(without_queries(chunk) for chunk in chunks) == without_queries(data)
+
+
+@pytest.mark.parametrize("query", REAL_QUERIES)
+def test_a_chunk_boundary_anywhere_in_a_query_leaves_it_whole(query: bytes) -> None:
+    size = QUERY_MAX + 64
+    for inside in range(1, len(query)):
+        data = b"x" * (size - inside) + query + b"z" * 50
+        chunks = replay_chunks(data, size)
+        assert (
+            b"".join(without_queries(chunk) for chunk in chunks)
+            == b"x" * (size - inside) + b"z" * 50
+        ), inside
+
+
+def test_a_query_cut_at_its_terminator_goes_whole_into_the_next_chunk() -> None:
+    # The last ESC before the cut is the OSC's ST: cutting there would leave "ESC ] 11 ; ?"
+    # in one chunk and "ESC \\" in the next, and neither half would be recognised.
+    query = b"\x1b]11;?\x1b\\"
+    data = b"x" * 1000 + query + b"y" * (QUERY_MAX - 2)
+    assert query_safe_end(data) == 1000
 
 
 # -- splits ---------------------------------------------------------------------------------------
