@@ -31,7 +31,11 @@ ALLOWED: dict[str, tuple[frozenset[str] | None, str]] = {
         frozenset({"open"}),
         "reads the user's shell history files for suggestions; commands with secrets are dropped",
     ),
-    "services/pty/shells.py": (frozenset({"shutil.which"}), "finds the installed shells on PATH"),
+    "services/pty/shells.py": (
+        frozenset({"shutil.which", "asyncio.create_subprocess_exec"}),
+        "finds the installed shells on PATH; asks fish's parser (--no-execute, no shell, no "
+        "config) whether a line the run API is to type can run",
+    ),
     "services/preview/owner.py": (
         frozenset({"open"}),
         "reads /proc/net/tcp{,6} to learn which account owns the socket that accepted a preview "

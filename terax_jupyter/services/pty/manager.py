@@ -17,7 +17,6 @@ from terax_jupyter.exceptions import (
     Conflict,
     InvalidRequest,
     NotFound,
-    Timeout,
     TooLarge,
     Unavailable,
 )
@@ -25,6 +24,7 @@ from terax_jupyter.security import Access, fileio
 from terax_jupyter.services.pty import shells
 from terax_jupyter.services.pty.backend import PtyBackend
 from terax_jupyter.services.pty.history import CommandHistory, history_files
+from terax_jupyter.services.pty.run import run_line
 from terax_jupyter.services.pty.session import FlowLimits, PtySession, new_nonce
 from terax_jupyter.services.secrets.environment import without_keys
 from terax_jupyter.services.secrets.manager import KNOWN_KEYS
@@ -152,6 +152,7 @@ class PtyManager(LoggingConfigurable):
             name=self._unique_name(name),
             cwd=folder.path,
             shell=launch.kind,
+            shell_path=launch.argv[0],
             columns=columns,
             rows=rows,
             scrollback_bytes=self.scrollback_bytes,
@@ -235,21 +236,7 @@ class PtyManager(LoggingConfigurable):
             raise Conflict("A command is still running in this terminal.", reason="busy")
         if "\n" in command or "\r" in command:
             raise InvalidRequest("Give one command line (no newlines).", reason="invalid_parameter")
-        before = len(session.blocks.all())
-        ended = session.block_ended()
-        session.write(command.encode("utf-8") + b"\r")
-        try:
-            await asyncio.wait_for(asyncio.shield(ended), timeout)
-        except asyncio.TimeoutError:
-            raise Timeout(f"The command did not finish within {timeout:g} s.") from None
-        blocks = session.blocks.all()
-        if len(blocks) <= before:
-            if session.exited:
-                raise Conflict("The shell exited.", reason="exited")
-            raise Conflict("The shell did not report the command.", reason="no_block")
-        result = await session.block_text(blocks[-1].id, rendered=False)
-        assert result is not None
-        return result
+        return await run_line(session, command, timeout=timeout)
 
     # -- helpers -----------------------------------------------------------------------
 

@@ -2,10 +2,10 @@
 
 It never changes the byte stream; it reports, with their offsets, the few
 sequences the server cares about: OSC 7 (cwd), OSC 133 (prompt and command
-marks), OSC 0/2 (title), OSC 9 and 777 (notifications), the alternate screen
-switches, and device queries (DA1, DA2, CPR, DSR). Sequences split across reads
-are completed on the next read; an unterminated OSC longer than the cap is
-dropped instead of buffered.
+marks; ``P;k=c`` is a continuation prompt), OSC 0/2 (title), OSC 9 and 777
+(notifications), the alternate screen switches, and device queries (DA1, DA2,
+CPR, DSR). Sequences split across reads are completed on the next read; an
+unterminated OSC longer than the cap is dropped instead of buffered.
 
 ``without_queries`` removes every sequence that asks the terminal something
 (the server answers a few itself when no view is attached; replayed output must
@@ -152,7 +152,7 @@ def _interpret_osc(payload: bytes, start: int, end: int) -> Sequence | None:
     text = rest.decode("utf-8", "replace")
     if code == b"133":
         letter, _, parameters = text.partition(";")
-        if letter not in ("A", "B", "C", "D"):
+        if letter not in ("A", "B", "C", "D", "P"):
             return None
         params = _key_values(parameters)
         return Sequence(start, end, "mark", letter, params)

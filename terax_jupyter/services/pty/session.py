@@ -138,6 +138,14 @@ DA2_REPLY = b"\x1b[>0;276;0c"
 SGR_RESET = b"\x1b[0m"
 
 
+@dataclass
+class LineWatch:
+    """A line typed for someone (the run API), until the shell shows what became of it."""
+
+    future: asyncio.Future[tuple[str, int]]
+    started: bool = False  # its command started (a C mark)
+
+
 class PtySession:
     """A shell session: lives on when clients leave, until closed or its shell exits."""
 
@@ -149,6 +157,7 @@ class PtySession:
         name: str,
         cwd: str,
         shell: str,
+        shell_path: str = "",
         columns: int,
         rows: int,
         scrollback_bytes: int,
@@ -163,6 +172,7 @@ class PtySession:
         self.id = session_id
         self.name = name
         self.shell = shell
+        self.shell_path = shell_path  # the shell's program (shell is its kind)
         self.process = process
         self.cwd = cwd
         self.initial_cwd = cwd
@@ -199,6 +209,12 @@ class PtySession:
         self._integrated_event = asyncio.Event()
         self._sequence_end = 0  # stream offset just after the last sequence handled
         self._listeners: list[Any] = []
+        # The line editor may hold text: something was typed at the prompt that the shell has
+        # not run (a half-typed line, an unclosed quote, a line fish kept after an error).
+        # Only a command's start (C) or an interrupt the run API waited out clears it.
+        self.line_dirty = False
+        self._line_watch: LineWatch | None = None
+        self._prompt_due = False  # a command ended (D); its prompt (A) is still to come
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -399,6 +415,8 @@ class PtySession:
         if self.exited or not data:
             return
         self.last_activity = time.monotonic()
+        if self.phase != "running":
+            self.line_dirty = True
         if b"\x03" in data and self._interrupt_flushes_output():
             # The line discipline discards queued output on an interrupt; so do we, so the
             # prompt shows at once instead of after the flood already read.
@@ -637,17 +655,29 @@ class PtySession:
         self.integrated = True
         self._integrated_event.set()
         letter = sequence.value
+        at = self.scrollback.end - (sequence.end - sequence.start)
         if letter == "A":
             if self.phase == "running":
-                self._end_block(None, self.scrollback.end - (sequence.end - sequence.start))
+                self._end_block(None, at)
+            # A prompt does not clear ``line_dirty``: fish keeps a line it could not run, and
+            # what was typed ahead of the prompt is read into its line editor.
+            if self._prompt_due:
+                self._prompt_due = False  # the prompt after a command's end: not an answer
+            else:
+                self._settle_line("not_run", at)
             self.phase = "prompt"
             self.broadcast({"type": "prompt"})
+        elif letter == "P" and sequence.params.get("k") == "c":
+            self._settle_line("incomplete", at)
         elif letter == "B":
             self.phase = "input"
             self.broadcast({"type": "input"})
         elif letter == "C":
             command = unquote(sequence.params.get("cmdline_url", ""))
             self.phase = "running"
+            self.line_dirty = False
+            if self._line_watch is not None:
+                self._line_watch.started = True
             block = self.blocks.start(command, self.cwd, self.scrollback.end)
             self.broadcast({"type": "block", "event": "start", "block": block.to_dict()})
             self.agent.command_started(command)
@@ -660,8 +690,10 @@ class PtySession:
             code = int(code_text) if digits.isascii() and digits.isdigit() else None
             self._end_block(code, self.scrollback.end - (sequence.end - sequence.start))
             self.phase = "prompt"
+            self._prompt_due = True
 
     def _end_block(self, code: int | None, offset: int) -> None:
+        self._settle_line("ended", offset)
         block = self.blocks.end(code, offset)
         if block is not None:
             self.broadcast({"type": "block", "event": "end", "block": block.to_dict()})
@@ -688,6 +720,27 @@ class PtySession:
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._listeners.append(future)
         return future
+
+    def watch_line(self) -> asyncio.Future[tuple[str, int]]:
+        """What becomes of the line about to be typed: a future of (outcome, stream offset).
+
+        "ended": its command ran and ended, or the shell exited; "not_run": a prompt came back
+        and nothing ran (a syntax error, an interrupt); "incomplete": the shell asks for the
+        rest of the line (an unclosed quote or block). One line is watched at a time.
+        """
+        if self._line_watch is not None and not self._line_watch.future.done():
+            raise RuntimeError("a line is already being watched")
+        self._line_watch = LineWatch(asyncio.get_running_loop().create_future())
+        return self._line_watch.future
+
+    def _settle_line(self, outcome: str, offset: int) -> None:
+        watch = self._line_watch
+        if watch is None or watch.future.done():
+            return
+        if outcome != "ended" and watch.started:
+            return  # the command runs: only its end settles it
+        self._line_watch = None
+        watch.future.set_result((outcome, offset))
 
     def _notify_listeners(self) -> None:
         listeners, self._listeners = self._listeners, []

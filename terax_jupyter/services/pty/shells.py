@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import sys
@@ -137,3 +138,37 @@ def _fish_quote(text: str) -> str:
 
 def _zsh_quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
+
+
+# fish keeps a line it cannot run in its editor, and an unclosed quote or block just adds a
+# line there: neither shows a mark. Its own parser says so first, without running anything.
+SYNTAX_CHECK_TIMEOUT = 5.0
+
+
+async def syntax_error(kind: str, shell_path: str, command: str) -> str | None:
+    """fish's message when it could not run ``command`` (None: it can, or this is not fish)."""
+    if kind != "fish" or not shell_path:
+        return None
+    try:
+        process = await asyncio.create_subprocess_exec(
+            shell_path,
+            "--no-config",
+            "--no-execute",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+        )
+    except OSError:
+        return None  # the session runs it; the check is a courtesy
+    try:
+        _, errors = await asyncio.wait_for(
+            process.communicate(command.encode("utf-8")), SYNTAX_CHECK_TIMEOUT
+        )
+    except asyncio.TimeoutError:
+        process.kill()
+        await process.wait()
+        return None
+    if process.returncode == 0:
+        return None
+    lines = errors.decode("utf-8", "replace").splitlines()
+    return lines[0].removeprefix("fish: ").strip() if lines else "fish cannot parse this line."

@@ -280,6 +280,19 @@ async def test_run_refusals(terax_api: Api, pty: PtyManager) -> None:
     ) == (404, "not_found")
 
 
+async def test_run_answers_a_line_the_shell_cannot_run_at_once(
+    terax_api: Api, pty: PtyManager
+) -> None:
+    session = await new_session(terax_api, pty)
+    run = f"pty/sessions/{session.id}/run"
+    # A timeout far past the test's own: the answer must not wait for it.
+    for command, reason in (("echo )", "syntax_error"), ("echo 'open", "incomplete")):
+        body = {"command": command, "timeout": 600}
+        assert await failure(terax_api, run, method="POST", body=body) == (400, reason)
+    result = await terax_api(run, method="POST", body={"command": "echo fine"})
+    assert result["text"].strip() == "fine"
+
+
 @pytest.mark.parametrize(
     "terax_config", [{"PtyManager": {"shell_command": [shutil.which("bash") or "bash", "-i"]}}]
 )

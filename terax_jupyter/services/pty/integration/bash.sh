@@ -84,6 +84,11 @@ if [ -z "${__terax_installed-}" ] && [ -n "${TERAX_NONCE-}" ]; then
       *'133;A;nonce='*) ;;
       *) PS1="\[\e]133;A;nonce=${__terax_nonce}\a\]${PS1}\[\e]133;B;nonce=${__terax_nonce}\a\]" ;;
     esac
+    # The continuation prompt (an unclosed quote or block): the line is not complete yet.
+    case "${PS2-}" in
+      *'133;P;k=c;nonce='*) ;;
+      *) PS2="\[\e]133;P;k=c;nonce=${__terax_nonce}\a\]${PS2-> }" ;;
+    esac
     if [ "$__terax_ps0" = 1 ]; then
       case "${PS0-}" in
         *__terax_ps0_mark*) ;;

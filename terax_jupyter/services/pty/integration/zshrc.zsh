@@ -32,6 +32,10 @@ if [[ -z "${__terax_installed-}" && -n "${TERAX_NONCE-}" ]]; then
     if [[ "$PS1" != *"133;A;nonce="* ]]; then
       PS1=$'%{\e]133;A;nonce='"${__terax_nonce}"$'\a%}'"${PS1}"$'%{\e]133;B;nonce='"${__terax_nonce}"$'\a%}'
     fi
+    # The continuation prompt (an unclosed quote or block): the line is not complete yet.
+    if [[ "$PS2" != *"133;P;k=c;nonce="* ]]; then
+      PS2=$'%{\e]133;P;k=c;nonce='"${__terax_nonce}"$'\a%}'"${PS2}"
+    fi
   }
 
   __terax_preexec() {
