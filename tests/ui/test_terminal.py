@@ -169,6 +169,45 @@ def test_reload_after_vim_types_nothing_at_the_prompt(
     assert commands == ["vim -N -i NONE", "echo after-$((2 + 3))"]
 
 
+def test_a_long_command_keeps_its_header_chip_on_its_last_row(
+    page: Page, request: pytest.FixtureRequest
+) -> None:
+    pane = open_terminal(page)
+    command = "echo " + " ".join(f"word{n:03d}" for n in range(40))  # wraps over 3+ rows
+    run(page, pane, command)
+    block = header(pane, command)
+    expect(block).to_have_attribute("data-exit-code", "0")
+    # The first row is full: the chip moves to the last row of the command, beside its end.
+    rows = int(block.get_attribute("data-rows") or "0")
+    assert rows >= 2
+    expect(block).not_to_have_attribute("data-fit", "none")
+    badge = block.locator(".jp-TeraxBlock-badge")
+    expect(badge).to_be_visible()
+    line_box = block.bounding_box()
+    badge_box = badge.bounding_box()
+    assert line_box
+    assert badge_box
+    assert badge_box["y"] > line_box["y"] + line_box["height"] * (rows - 0.5)
+    page.screenshot(path=artifact_name(request))
+
+
+def test_the_tab_title_follows_the_focused_pane(page: Page, lab: LabServer) -> None:
+    first = open_terminal(page)
+    first.locator(EDITOR).click()
+    page.keyboard.press("Control+Shift+5")
+    panes = page.locator(PANE)
+    expect(panes).to_have_count(2, timeout=START_TIMEOUT_MS)
+    expect(panes.nth(1).locator(EDITOR)).to_be_focused(timeout=START_TIMEOUT_MS)
+    tab = page.locator("#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current .lm-TabBar-tabLabel")
+    by_id = {s["id"]: s["name"] for s in server_api(lab, "terax/api/pty/sessions")["sessions"]}
+    names = [by_id[panes.nth(index).get_attribute("data-session-id") or ""] for index in (0, 1)]
+    expect(tab).to_have_text(f"{names[1]} (+1)")
+    for command, index in (("terax:focus-previous-pane", 0), ("terax:focus-next-pane", 1)):
+        page.evaluate(f"() => window.jupyterapp.commands.execute('{command}')")
+        expect(panes.nth(index)).to_have_class(ACTIVE_PANE)
+        expect(tab).to_have_text(f"{names[index]} (+1)")
+
+
 def test_split_pane_runs_its_own_session(page: Page, lab: LabServer) -> None:
     first = open_terminal(page)
     first.locator(EDITOR).click()

@@ -32,6 +32,7 @@ import { drawGutter, type IGutterBar } from './gutter';
 import {
   buildHeader,
   fitHeader,
+  placeHeaderChip,
   renderHeader,
   type BlockAction
 } from './header';
@@ -520,8 +521,20 @@ export class BlocksAddon implements ITerminalAddon {
       return;
     }
     view.fittedColumns = terminal.cols;
-    const line = terminal.buffer.normal.getLine(view.headerMarker.line);
+    // A command longer than the line wraps onto more rows: the chip goes to
+    // the last of them, beside where the text ends, not over full rows.
+    const buffer = terminal.buffer.normal;
+    const first = view.headerMarker.line;
+    let last = first;
+    while (
+      last - first < MAX_HEADER_ROWS &&
+      buffer.getLine(last + 1)?.isWrapped
+    ) {
+      last++;
+    }
+    const line = buffer.getLine(last);
     const used = line ? line.translateToString(true).length : 0;
+    placeHeaderChip(element, last - first);
     fitHeader(element, used, terminal.cols);
   }
 
@@ -622,6 +635,11 @@ export namespace BlocksAddon {
 /**
  * Overview ruler colours (xterm needs plain colours, not CSS variables).
  */
+/**
+ * The most rows a wrapped command line is followed down for its header chip.
+ */
+const MAX_HEADER_ROWS = 50;
+
 const RULER_COLORS: Record<string, string> = {
   running: '#2196f3',
   success: '#3fb95099',

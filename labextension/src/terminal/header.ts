@@ -157,6 +157,20 @@ export function fitHeader(
 }
 
 /**
+ * Put the header's chip `rows` rows below the header line (0: on it), on the
+ * last row of a command line that wrapped.
+ */
+export function placeHeaderChip(element: HTMLElement, rows: number): void {
+  const chip = element.firstElementChild as HTMLElement | null;
+  if (!chip) {
+    return;
+  }
+  element.dataset.rows = String(rows);
+  chip.style.transform =
+    rows > 0 ? `translateY(${rows * element.offsetHeight}px)` : '';
+}
+
+/**
  * The last two segments of a folder, for a compact header.
  */
 export function shortFolder(path: string): string {

@@ -156,6 +156,7 @@ export class TerminalPanel extends Widget {
     if (index >= 0) {
       this._active = panes[index];
       this._markActive();
+      this._updateTitle();
       panes[index].focus();
     }
   }

@@ -195,6 +195,12 @@ PATHS = {
         "parameters": [_SESSION],
         "post": {
             "summary": "Type a command at the prompt and wait for it to finish.",
+            "description": (
+                "A line the shell cannot run is answered at once with 400: reason "
+                "`syntax_error` (with the shell's message) or `incomplete` (an unclosed "
+                "quote or block; the line editor is cleared). Text left in the line editor "
+                "is interrupted away before the command is typed."
+            ),
             "requestBody": json_body("RunCommand"),
             "responses": {
                 "200": json_response("The finished block and its output.", ref("BlockText")),

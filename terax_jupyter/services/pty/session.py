@@ -82,6 +82,9 @@ REPLAY_CHUNK = 64 * 1024
 # of the server's memory, however slowly it reads.
 REPLAY_IN_FLIGHT = 2
 REPLAY_WINDOW = REPLAY_IN_FLIGHT * REPLAY_CHUNK
+# A full-screen program asked to repaint sees the terminal one column narrower this long
+# (seconds): long enough for it to read the size in between, short enough not to be seen.
+REPAINT_NUDGE = 0.15
 # Control messages that may wait behind a replay, or sit unsent in a client's transport;
 # past that a client that does not read gets no more of them (it is skipped for output
 # too), so a program printing titles in a loop cannot fill the server's memory.
@@ -215,6 +218,7 @@ class PtySession:
         self.line_dirty = False
         self._line_watch: LineWatch | None = None
         self._prompt_due = False  # a command ended (D); its prompt (A) is still to come
+        self._repaint_handle: asyncio.TimerHandle | None = None
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -293,10 +297,32 @@ class PtySession:
             self.resize(columns, rows)
         if self.alt_screen:
             # A full-screen program is running: ask it to repaint instead of replaying it.
-            self.process.signal_foreground(signal.SIGWINCH)
+            self._ask_for_repaint()
         if self.exited:
             self._control(attached, {"type": "exit", "code": self.exit_code})
         self._pump_replay(attached)
+
+    def _ask_for_repaint(self) -> None:
+        """Make a full-screen program draw its whole screen again.
+
+        A SIGWINCH at an unchanged size is not enough: curses programs that compare sizes
+        (or refresh only what changed) draw nothing. One column less, then the real size a
+        moment later, is a change they all redraw on.
+        """
+        if self._repaint_handle is not None:
+            return  # one is under way; it ends at the size of that moment
+        if self.columns <= 2:
+            self.process.signal_foreground(signal.SIGWINCH)
+            return
+        self.process.resize(self.columns - 1, self.rows)
+        self._repaint_handle = asyncio.get_running_loop().call_later(
+            REPAINT_NUDGE, self._end_repaint
+        )
+
+    def _end_repaint(self) -> None:
+        self._repaint_handle = None
+        if not self.exited:
+            self.process.resize(self.columns, self.rows)
 
     def acknowledge(self, client: PtyClient, size: int) -> None:
         """An acknowledging client has processed ``size`` more bytes of output."""

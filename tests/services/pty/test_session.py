@@ -431,6 +431,42 @@ async def test_alternate_screen_is_not_replayed_but_repainted(
     session.write(b"\x03")
 
 
+# Draws once, and again only when the size really changed (as curses programs that compare
+# sizes, or refresh only what changed, do): a bare SIGWINCH leaves a reattached view blank.
+SIZE_CHANGE_PROGRAM = """
+import os, signal, sys, time
+last = os.get_terminal_size()
+def redraw(*_):
+    global last
+    size = os.get_terminal_size()
+    if size != last:
+        last = size
+        sys.stdout.write("\\x1b[2J\\x1b[HDRAWN-%dx%d\\n" % size); sys.stdout.flush()
+signal.signal(signal.SIGWINCH, redraw)
+sys.stdout.write("\\x1b[?1049hDRAWN-FIRST\\n"); sys.stdout.flush()
+while True:
+    time.sleep(1)
+"""
+
+
+async def test_a_reattached_view_gets_a_full_screen_program_redrawn_at_its_size(
+    manager: PtyManager, root: Path
+) -> None:
+    (root / "sizes.py").write_text(SIZE_CHANGE_PROGRAM)
+    session = await started(manager)
+    session.write(f"{PYTHON} sizes.py\r".encode())
+    await wait_for(lambda: b"DRAWN-FIRST" in session.scrollback.read()[0], 10, "screen")
+    columns, rows = session.columns, session.rows
+    client = Recorder()
+    session.attach(client, columns, rows)  # the same size: no resize of its own
+    final = f"DRAWN-{columns}x{rows}".encode()
+    await wait_for(lambda: final in client.output, 5, "a redraw at the real size")
+    # It ends at the real size, and the session never said it was resized.
+    assert (session.columns, session.rows) == (columns, rows)
+    assert not client.events("size")
+    session.write(b"\x03")
+
+
 # -- device queries -------------------------------------------------------------------------------
 
 DA_PROGRAM = """
