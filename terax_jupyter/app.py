@@ -61,18 +61,41 @@ HANDLER_MODULES = (
 
 _flags: dict[str, Any] = {
     "read-only": ({"TeraxApp": {"read_only": True}}, "Refuse every write through Terax."),
+    # The server's own, listed so that ``--help`` shows them.
+    **{name: server_flags[name] for name in ("no-browser", "allow-root", "debug")},
 }
+_aliases: dict[str, Any] = {
+    name: server_aliases[name]
+    for name in ("port", "ip", "port-retries", "certfile", "keyfile", "config", "log-level")
+}
+
+_DESCRIPTION = """\
+A terminal-first, AI-native development environment inside JupyterLab.
+
+jupyter terax [PATH] [options] opens JupyterLab with the Terax panels, rooted at
+PATH (a folder, or a file to open; default: the current folder). If a server is
+already running for that folder, its URL is printed instead (give --port to start
+another). jupyter terax mcp serves Terax's tools to other agents over MCP (stdio);
+see jupyter terax mcp --help. Every JupyterLab and Jupyter Server option works too
+(--help-all lists them); as root, add --allow-root (e.g. in a container)."""
 
 
 class TeraxApp(ExtensionApp):
     """Terax inside Jupyter: the security layer, the managers, and their REST/WebSocket API."""
 
     name = "terax"
-    description = "A terminal-first, AI-native development environment inside JupyterLab."
+    description = _DESCRIPTION
+    examples = """
+jupyter terax                       # Lab with Terax on the current folder
+jupyter terax ~/project --port 9000 # on ~/project, port 9000
+jupyter terax --no-browser          # print the URL, open no browser
+jupyter terax mcp                   # Terax's tools for another agent (MCP over stdio)
+"""
     version = __version__
     extension_url = "/lab"
     load_other_extensions = True
     flags = _flags  # type: ignore[assignment]
+    aliases = _aliases  # type: ignore[assignment]
 
     read_only = Bool(False, help="Refuse every write made through Terax (files, agent edits).").tag(
         config=True
@@ -194,6 +217,10 @@ class LaunchError(Exception):
     """A reason ``jupyter terax`` cannot start, said in one line."""
 
 
+class AlreadyRunning(LaunchError):
+    """A server already runs for the folder: its URL, said in one line (not an error)."""
+
+
 def main(argv: list[str] | None = None) -> None:
     """``jupyter terax [PATH] [server options]``: Lab with the Terax panels, rooted at PATH."""
     arguments = list(sys.argv[1:] if argv is None else argv)
@@ -204,10 +231,31 @@ def main(argv: list[str] | None = None) -> None:
         return
     try:
         arguments = preflight(arguments)
+    except AlreadyRunning as running:
+        print(f"jupyter terax: {running}")
+        return
     except LaunchError as error:
         print(f"jupyter terax: {error}", file=sys.stderr)
         raise SystemExit(2) from None
-    TeraxApp.launch_instance(arguments)
+    try:
+        TeraxApp.launch_instance(arguments)
+    except SystemExit:
+        if _refused_as_root():
+            # The server's own line is lost among thirty of startup log: say it last.
+            print(
+                "jupyter terax: refusing to run as root; start it as your own user, or add "
+                "--allow-root if you mean to (as in a container).",
+                file=sys.stderr,
+            )
+        raise
+
+
+def _refused_as_root() -> bool:
+    from jupyter_server.serverapp import ServerApp
+
+    if not hasattr(os, "geteuid") or os.geteuid() != 0 or not ServerApp.initialized():
+        return False
+    return not ServerApp.instance().allow_root
 
 
 def preflight(arguments: list[str]) -> list[str]:
@@ -225,6 +273,10 @@ def preflight(arguments: list[str]) -> list[str]:
     elif not os.access(os.getcwd(), os.R_OK | os.X_OK):
         raise LaunchError("the current folder cannot be read; give a PATH")
     port = options.get("port") or options.get("ServerApp.port") or os.environ.get("JUPYTER_PORT")
+    if port is None and not _help_asked(options):
+        root = positional[0] if positional else os.getcwd()
+        root = os.path.abspath(os.path.expanduser(root))
+        _refuse_a_second_server(root if os.path.isdir(root) else os.path.dirname(root))
     if port is not None:
         try:
             number = int(port)
@@ -240,6 +292,29 @@ def preflight(arguments: list[str]) -> list[str]:
         if "port-retries" not in options and "ServerApp.port_retries" not in options:
             arguments = [*arguments, "--ServerApp.port_retries=0"]
     return arguments
+
+
+def _help_asked(options: dict[str, str]) -> bool:
+    return bool({"help", "help-all", "h", "version", "generate-config"} & set(options))
+
+
+def _refuse_a_second_server(folder: str) -> None:
+    """A Jupyter server this user runs for ``folder`` already: offer it instead of a second."""
+    from jupyter_server.serverapp import list_running_servers
+
+    wanted = os.path.realpath(folder)
+    for info in list_running_servers():
+        root = info.get("root_dir") or info.get("notebook_dir") or ""
+        if not root or os.path.realpath(root) != wanted:
+            continue
+        url = str(info.get("url", "")).rstrip("/") + "/lab"
+        token = info.get("token")
+        if token:
+            url += f"?token={token}"
+        raise AlreadyRunning(
+            f"a server is already running for {folder} (pid {info.get('pid')}): {url} "
+            "- open it, or give --port to start another"
+        )
 
 
 def _split_arguments(arguments: list[str]) -> tuple[list[str], dict[str, str]]:

@@ -20,7 +20,7 @@ import pytest
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-from terax_jupyter.app import LaunchError, _split_arguments, preflight
+from terax_jupyter.app import AlreadyRunning, LaunchError, _split_arguments, preflight
 
 LAUNCH_TIMEOUT = 60
 
@@ -231,3 +231,63 @@ def test_the_jupyter_subcommand_is_installed(tmp_path):
     assert result.stderr.strip().splitlines() == [
         f"jupyter terax: {tmp_path / 'missing'}: no such file or folder"
     ]
+
+
+def test_help_shows_the_options_a_user_needs(tmp_path):
+    result = _run(_terax_command("--help"), tmp_path)
+    assert result.returncode == 0
+    for needed in ("[PATH]", "--port", "--no-browser", "--ip", "--allow-root", "--read-only",
+                   "jupyter terax mcp", "--help-all"):  # fmt: skip
+        assert needed in result.stdout, needed
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root")
+def test_root_without_allow_root_ends_with_one_line_saying_what_to_do(tmp_path):
+    result = _run(
+        _terax_command(str(tmp_path), "--no-browser", "--ip=127.0.0.1", f"--port={_free_port()}"),
+        tmp_path,
+    )
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines()[-1] == (
+        "jupyter terax: refusing to run as root; start it as your own user, or add "
+        "--allow-root if you mean to (as in a container)."
+    )
+
+
+def _server_file(runtime: Path, root: Path, port: int, pid: int) -> None:
+    runtime.mkdir(parents=True, exist_ok=True)
+    info = {"url": f"http://127.0.0.1:{port}/", "token": "t0k", "root_dir": str(root), "pid": pid}
+    (runtime / f"jpserver-{pid}.json").write_text(json.dumps(info))
+
+
+def test_preflight_offers_the_server_already_running_for_the_folder(tmp_path, monkeypatch):
+    runtime, project, other = tmp_path / "runtime", tmp_path / "project", tmp_path / "other"
+    project.mkdir()
+    other.mkdir()
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(runtime))
+    _server_file(runtime, project, 8123, os.getpid())  # a live process
+    with pytest.raises(AlreadyRunning) as caught:
+        preflight([str(project)])
+    assert "http://127.0.0.1:8123/lab?token=t0k" in str(caught.value)
+    with pytest.raises(AlreadyRunning):
+        preflight([str(project / ".")])  # the same folder, written another way
+    # Another folder, an explicit port, or a dead server's leftover file: start as asked.
+    assert preflight([str(other)]) == [str(other)]
+    assert preflight([str(project), "--port=0"])[:2] == [str(project), "--port=0"]
+    assert preflight([str(project), "--help"]) == [str(project), "--help"]
+    (runtime / f"jpserver-{os.getpid()}.json").unlink()
+    _server_file(runtime, project, 8124, 2**22 + 7)  # no such process
+    assert preflight([str(project)]) == [str(project)]
+
+
+def test_a_second_launch_on_the_same_folder_prints_the_running_url(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    with _running_terax(tmp_path, str(project), "--no-browser") as (port, token, _):
+        second = _run(_terax_command(str(project), "--no-browser", "--allow-root"), tmp_path)
+        assert second.returncode == 0
+        assert f"127.0.0.1:{port}/lab?token={token}" in second.stdout
+        assert "give --port to start another" in second.stdout
+        # No second server started: the first is the only one listed.
+        listed = list((tmp_path / "jupyter_runtime_dir").glob("jpserver-*.json"))
+        assert len(listed) == 1
