@@ -128,6 +128,18 @@ def test_the_agent_widget_streams_and_its_approve_button_works(
     approve = approval.get_by_role("button", name="Approve")
     expect(approve).to_be_enabled(timeout=TIMEOUT_MS)
     assert target.read_text() == before  # nothing before the click
+    # Styled as Lab's buttons are: the primary one filled, both with room for their label.
+    deny = approval.get_by_role("button", name="Deny")
+    assert approve.evaluate("e => getComputedStyle(e).backgroundColor") != deny.evaluate(
+        "e => getComputedStyle(e).backgroundColor"
+    )
+    for button in (approve, deny):
+        box = button.bounding_box()
+        assert box
+        assert box["height"] >= 22
+        assert box["width"] >= 50
+    approval.scroll_into_view_if_needed()
+    page.screenshot(path=artifact_name(request, "-buttons"))
     approve.click()
 
     expect(approval.locator(".terax-nb-approval-status")).to_contain_text(
@@ -179,11 +191,22 @@ def test_the_terminal_view_shows_commands_and_takes_keys(
     )
     rows = view.locator(".xterm-rows")
     expect(rows).to_contain_text("from-the-42-notebook", timeout=TIMEOUT_MS)
+    # A few lines of output take a few rows of the page, not the terminal's whole height.
+    screen = view.locator(".terax-nb-terminal-screen")
+    expect(screen).not_to_have_attribute("data-rows", "24")
+    drawn = view.locator(".xterm-screen").bounding_box()
+    shown = screen.bounding_box()
+    assert drawn
+    assert shown
+    assert shown["height"] < drawn["height"] / 2
     # Keys typed in the view reach the shell, as in a terminal tab.
     view.locator(".terax-nb-terminal-screen").click()
     page.keyboard.type("echo typed-$((1+1))")
     page.keyboard.press("Enter")
     expect(rows).to_contain_text("typed-2", timeout=TIMEOUT_MS)
+    grown = screen.bounding_box()
+    assert grown
+    assert grown["height"] > shown["height"]  # it grows with the output
     page.screenshot(path=artifact_name(request, "-view"))
     # The view follows Lab's theme, as a terminal tab does.
     light_text = rows.evaluate("e => getComputedStyle(e).color")

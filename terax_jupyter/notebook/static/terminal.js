@@ -58,6 +58,33 @@ function openInTab(sessionId) {
   return !document.dispatchEvent(event);
 }
 
+// What xterm.js answers when output asks it something (colours, modes, the cursor
+// position, device attributes): typed into the shell if it answers a replay.
+// eslint-disable-next-line no-control-regex
+const REPORTS = /^(?:\x1b\[[?>=]?[\d;]*\$?[Rcnyt]|\x1b\[\?\d*u|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1bP[^\x1b]*\x1b\\)+$/;
+// The view is as tall as what the terminal shows (at least this many rows), up to its size.
+const MIN_ROWS = 3;
+
+function isTerminalReport(data) {
+  return data.length > 2 && data.charCodeAt(0) === 0x1b && REPORTS.test(data);
+}
+
+// Rows in use: up to the cursor or the last line with text, all of them once the screen
+// has scrolled or a full-screen program draws.
+function usedRows(term) {
+  const buffer = term.buffer.active;
+  if (buffer.type !== "normal" || buffer.baseY > 0) return term.rows;
+  let last = buffer.cursorY;
+  for (let y = term.rows - 1; y > last; y--) {
+    const line = buffer.getLine(y);
+    if (line && line.translateToString(true).trim()) {
+      last = y;
+      break;
+    }
+  }
+  return Math.min(term.rows, Math.max(MIN_ROWS, last + 1));
+}
+
 function labTheme() {
   return {
     background: cssColor("--jp-layout-color0", "#ffffff"),
@@ -99,6 +126,18 @@ async function render({ model, el }) {
     theme: labTheme(),
   });
   term.open(screen);
+  const fitHeight = () => {
+    const drawn = screen.querySelector(".xterm-screen");
+    const rowHeight = drawn ? drawn.offsetHeight / term.rows : 0;
+    const rows = usedRows(term);
+    screen.style.height = rows < term.rows && rowHeight > 0 ? `${Math.ceil(rows * rowHeight)}px` : "";
+    screen.dataset.rows = String(rows);
+  };
+  const parsed = term.onWriteParsed(fitHeight);
+  const resized = term.onResize(fitHeight);
+  fitHeight();
+  // Until the scrollback replay is parsed, what xterm answers answers old output.
+  let replaying = false;
   // Lab's theme can change while the view shows: follow it, as a terminal tab does.
   const themeWatch = new MutationObserver(() => {
     requestAnimationFrame(() => {
@@ -113,6 +152,7 @@ async function render({ model, el }) {
   let closed = false;
 
   function connect() {
+    replaying = true;
     socket = new WebSocket(streamUrl(model.get("session_id")));
     socket.binaryType = "arraybuffer";
     socket.onopen = () => {
@@ -137,6 +177,11 @@ async function render({ model, el }) {
         ) {
           term.resize(size.columns, size.rows);
         }
+        if (message && message.type === "replayed") {
+          term.write("", () => {
+            replaying = false;
+          });
+        }
         if (message && (message.type === "exit" || message.type === "closed")) {
           status.textContent = message.type === "exit" ? "The shell exited." : "Closed.";
           root.dataset.connected = "false";
@@ -152,6 +197,7 @@ async function render({ model, el }) {
   }
 
   const input = term.onData((data) => {
+    if (replaying && isTerminalReport(data)) return;
     if (socket && socket.readyState === WebSocket.OPEN) {
       socket.send(JSON.stringify({ type: "input", data }));
     }
@@ -161,6 +207,8 @@ async function render({ model, el }) {
     closed = true;
     themeWatch.disconnect();
     input.dispose();
+    parsed.dispose();
+    resized.dispose();
     if (socket) socket.close();
     term.dispose();
   };
