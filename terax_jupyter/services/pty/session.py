@@ -82,6 +82,8 @@ REPLAY_CHUNK = 64 * 1024
 # of the server's memory, however slowly it reads.
 REPLAY_IN_FLIGHT = 2
 REPLAY_WINDOW = REPLAY_IN_FLIGHT * REPLAY_CHUNK
+# What a terminal sends as it gains or loses focus (fish asks for these): no typing.
+_FOCUS_REPORTS = (b"\x1b[I", b"\x1b[O")
 # A full-screen program asked to repaint sees the terminal one column narrower this long
 # (seconds): long enough for it to read the size in between, short enough not to be seen.
 REPAINT_NUDGE = 0.15
@@ -441,7 +443,7 @@ class PtySession:
         if self.exited or not data:
             return
         self.last_activity = time.monotonic()
-        if self.phase != "running":
+        if self.phase != "running" and data not in _FOCUS_REPORTS:
             self.line_dirty = True
         if b"\x03" in data and self._interrupt_flushes_output():
             # The line discipline discards queued output on an interrupt; so do we, so the

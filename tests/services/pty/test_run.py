@@ -111,3 +111,14 @@ async def test_runs_back_to_back_never_mistake_the_last_prompt(
     session = await started(manager, shell)
     for number in range(15):
         await runs_cleanly(manager, session, f"n{number}")
+
+
+async def test_only_typing_marks_the_line_editor_as_holding_text(manager: PtyManager) -> None:
+    session = await started(manager, "bash")
+    await runs_cleanly(manager, session, "first")
+    assert not session.line_dirty
+    session.write(b"\x1b[I")  # the view gained focus: nothing typed, nothing to interrupt
+    session.write(b"\x1b[O")
+    assert not session.line_dirty
+    session.write(b"x")
+    assert session.line_dirty
