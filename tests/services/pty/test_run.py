@@ -122,3 +122,15 @@ async def test_only_typing_marks_the_line_editor_as_holding_text(manager: PtyMan
     assert not session.line_dirty
     session.write(b"x")
     assert session.line_dirty
+
+
+async def test_fish_parses_a_line_without_running_it(manager: PtyManager, root: Path) -> None:
+    session = await started(manager, "fish")
+    # A line that cannot run is never typed: nothing of it runs, not even its first part.
+    with pytest.raises(InvalidRequest):
+        await manager.run(session.id, "touch refused-marker; echo )", timeout=TIMEOUT)
+    assert not (root / "refused-marker").exists()
+    # A line that can run runs once: the check parsed it and ran nothing.
+    result = await manager.run(session.id, "echo once >> counted", timeout=TIMEOUT)
+    assert result["block"]["exit_code"] == 0
+    assert (root / "counted").read_text() == "once\n"
