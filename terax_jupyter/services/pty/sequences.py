@@ -27,9 +27,14 @@ _PATTERN = re.compile(
 )
 _OSC_BREAK = re.compile(rb"[\x07\x1b]")
 # Every sequence that makes a terminal answer. Replayed output must ask nothing: the
-# terminal would answer again and the answer would reach the shell as typed input.
+# terminal would answer again and the answer would reach the shell as typed input. xterm.js
+# also reads the C1 forms (U+009B CSI, U+009D OSC, U+0090 DCS, U+009C ST, UTF-8 encoded).
+# Forms it parses that this misses (C0 controls inside a sequence) are answered during the
+# replay, and the views drop those answers (``common/reports.ts``): this is the first wall.
+_CSI, _OSC, _DCS = rb"(?:\x1b\[|\xc2\x9b)", rb"(?:\x1b\]|\xc2\x9d)", rb"(?:\x1bP|\xc2\x90)"
+_ST = rb"(?:\x1b\\|\xc2\x9c)"
 _QUERY = re.compile(
-    rb"\x1b\[(?:"
+    _CSI + rb"(?:"
     rb"[>=]?0?c"  # DA1, DA2, DA3
     rb"|\??\d+n"  # DSR and CPR, ANSI and DEC forms
     rb"|\??\d+\$p"  # DECRQM
@@ -39,10 +44,17 @@ _QUERY = re.compile(
     rb"|\?\d*m"  # XTQMODKEYS
     rb"|\?u"  # the kitty keyboard protocol's flags
     rb"|[01]?x"  # DECREQTPARM
-    rb")"
-    rb"|\x1b\](?:[45](?:;\d+;\?)+|1\d(?:;\?)+|52;[a-z0-9]*;\?)(?:\x07|\x1b\\)"  # colours, clipboard
-    rb"|\x1bP(?:\$q|\+q)[^\x07\x1b]{0,256}\x1b\\"  # DECRQSS, XTGETTCAP
+    rb")|"
+    + _OSC  # colours, the clipboard
+    + rb"(?:[45](?:;\d+;\?)+|1\d(?:;\?)+|52;[a-z0-9]*;\?)(?:\x07|"
+    + _ST
+    + rb")|"
+    + _DCS  # DECRQSS, XTGETTCAP
+    + rb"(?:\$q|\+q)[^\x07\x1b\x9c]{0,256}"
+    + _ST
 )
+# Where a sequence may begin: ESC, a C1 introducer, or a lead byte the chunk cut off from one.
+_INTRODUCER = re.compile(rb"\x1b|\xc2(?:[\x90\x9b\x9d]|\Z)")
 # The longest query ``_QUERY`` must see whole: a replay chunk never ends inside one.
 QUERY_MAX = 280
 _ALT_SCREEN_MODES = {b"47", b"1047", b"1049"}
@@ -89,7 +101,7 @@ def without_queries(data: bytes) -> bytes:
     Output replayed to a terminal must not ask it anything: it would answer again, and the
     answer would arrive as typed input at the shell's prompt.
     """
-    return _QUERY.sub(b"", data) if b"\x1b" in data else data
+    return _QUERY.sub(b"", data) if b"\x1b" in data or b"\xc2" in data else data
 
 
 def query_safe_end(data: bytes) -> int:
@@ -100,7 +112,8 @@ def query_safe_end(data: bytes) -> int:
     goes whole into the next chunk), nor from the start of a query that ESC is inside of
     (the ESC of an OSC's or a DCS's terminator).
     """
-    escape = data.find(b"\x1b", max(0, len(data) - QUERY_MAX))
+    found = _INTRODUCER.search(data, max(0, len(data) - QUERY_MAX))
+    escape = found.start() if found else -1
     if escape <= 0:
         return len(data)
     for match in _QUERY.finditer(data, max(0, escape - QUERY_MAX)):

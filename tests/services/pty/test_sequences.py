@@ -178,6 +178,12 @@ REAL_QUERIES = (
     b"\x1b[?u",  # kitty keyboard flags
     b"\x1bP$qm\x1b\\",  # DECRQSS
     b"\x1bP+q544e;636f6c6f7273\x1b\\",  # XTGETTCAP
+    "\x9b6n".encode(),  # the C1 forms xterm.js reads too (UTF-8 encoded)
+    "\x9b>c".encode(),
+    "\x9d11;?\x9c".encode(),
+    "\x9d10;?\x07".encode(),
+    "\x1b]11;?\x9c".encode(),
+    "\x90$qm\x9c".encode(),
 )
 # Look like them and are not questions: output the replay must keep.
 NOT_QUERIES = (
