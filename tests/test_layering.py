@@ -77,6 +77,11 @@ ALLOWED: dict[str, tuple[frozenset[str] | None, str]] = {
         frozenset({"pathlib.read_text"}),
         "reads the package's own xterm.js module and widget files to send them to the page",
     ),
+    "app.py": (
+        frozenset({"os.path.realpath"}),
+        "jupyter terax, before any server starts: is a running server's root the folder asked "
+        "for (symlinks resolved)?",
+    ),
     "pytest_plugin.py": (
         frozenset({"pathlib.write_text", "pathlib.mkdir"}),
         "test fixtures: writes the sample project into the test's own folder",
