@@ -1,8 +1,10 @@
-"""Benchmark: Terax's git service against the git CLI on a large generated repository.
+"""Benchmark: Terax's git service against the git CLI on a large generated repository and on a
+real history with thousands of refs.
 
 Run from the repository root::
 
     python benchmarks/git_bench.py [--commits 50000] [--files 22000] [--runs 5] [--no-http]
+        [--real PATH | --real-source PATH | --no-real] [--only-real]
 
 The repository (a main line with feature branches forking and merging back, main merged into
 features, octopus merges, tags, and a work tree of ``--files`` files with some changed and
@@ -17,6 +19,17 @@ and reused while it is there. One run measures, side by side and as medians of `
   ``git log --graph --all --oneline``.
 
 Goals (issue 4): status within 1.2x of git; first page under 150 ms; full layout within 2x.
+
+The real-history case (issue 16) takes a clone with every ref of a hosted project: by default
+a mirror clone of ``--real-source`` (``$TERAX_BENCH_REAL_SOURCE``, else the pallets/flask
+mirror at /work/.mirror/pallets+flask/repo: 12k commits, 3,671 refs of which 3,536 are
+refs/pull/*) made under ``benchmarks/.data/``, or an existing clone given with ``--real``
+(``$TERAX_BENCH_REAL``). For the default refs (branches, tags, HEAD) and for every ref it
+measures, without and with a commit-graph: the graph's width against git's own column count;
+the first page of 500 in-process and over HTTP; the full walk (every page of 1000 through the
+API, JSON included) in-process and over HTTP, against ``git log --graph --oneline`` over the
+same refs. Then status with 20,000 untracked files against ``git status --porcelain`` and
+against git with the service's flags.
 """
 
 from __future__ import annotations
@@ -41,7 +54,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.jupyter_process import JupyterProcess  # noqa: E402
 from terax_jupyter.security import SecurityLayer  # noqa: E402  (the checkout, not a copy)
-from terax_jupyter.services.git.graph import GraphLayout, row_graph  # noqa: E402
+from terax_jupyter.services.git.graph import GraphLayout, decode_rows  # noqa: E402
 from terax_jupyter.services.git.log import GitHistory  # noqa: E402
 from terax_jupyter.services.git.manager import GitManager  # noqa: E402
 
@@ -49,6 +62,13 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
 DATA = Path(__file__).resolve().parent / ".data"
+REAL_SOURCE = "/work/.mirror/pallets+flask/repo"
+UNTRACKED = 20_000
+# The refs a scope starts from, as git log arguments (what the service gives git).
+SCOPE_REVISIONS = {
+    "branches": ("--branches", "--remotes", "--tags", "HEAD"),
+    "all": ("--exclude=refs/stash", "--exclude=refs/notes/*", "--exclude=refs/prefetch/*", "--all"),
+}
 SEED = 4
 GENERATOR_VERSION = 1
 PAGE = 500
@@ -420,8 +440,7 @@ async def bench(root: Path, runs: int, http: bool, results: Results) -> None:
                 layout = GraphLayout()
                 rows = [layout.add(oid, parents) for oid, *parents in commits]
                 if edges:
-                    for row in rows:
-                        row_graph(row)
+                    json.dumps(rows)
 
             seconds = await measure_async(lambda: full_layout(False), runs)
             results.add(
@@ -434,7 +453,7 @@ async def bench(root: Path, runs: int, http: bool, results: Results) -> None:
             seconds = await measure_async(lambda: full_layout(True), runs)
             results.add(
                 f"full ({label})",
-                "the same, plus every row's edge objects (as the API sends)",
+                "the same, plus every row as JSON (as the API sends it)",
                 seconds,
                 base,
             )
@@ -463,6 +482,253 @@ async def bench(root: Path, runs: int, http: bool, results: Results) -> None:
         await manager.close()
 
 
+# -- a real history with thousands of refs (issue 16) --------------------------------------------
+
+
+def real_clone(path: str | None, source: str | None) -> Path | None:
+    """The real-history repository: ``path`` as it is, else a mirror clone of ``source``
+    (every ref, refs/pull/* included) with a work tree, made once under benchmarks/.data."""
+    if path:
+        root = Path(path).resolve()
+        if not (root / ".git").exists():
+            sys.exit(f"--real {root}: not a clone with a work tree (no .git there).")
+        return root
+    source = source or REAL_SOURCE
+    if not Path(source).exists():
+        print(
+            f"No real history: {source} does not exist. Give a clone with many refs with "
+            "--real PATH (or $TERAX_BENCH_REAL), or a repository to mirror with --real-source "
+            "PATH (or $TERAX_BENCH_REAL_SOURCE); --no-real skips the case.",
+            flush=True,
+        )
+        return None
+    root = DATA / f"real-{Path(source).resolve().parent.name}" / "repo"
+    if not root.exists():
+        print(f"Cloning every ref of {source} into {root} ...", flush=True)
+        tmp = root.with_name("repo.tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        # --mirror fetches +refs/*:refs/*: the pull-request refs come along.
+        subprocess.run(
+            ["git", "clone", "-q", "--mirror", source, str(tmp / ".git")],
+            check=True,
+            env={**os.environ, **GIT_ENV},
+        )
+        git(tmp, "config", "--bool", "core.bare", "false")
+        git(tmp, "checkout", "-q", "-f", git(tmp, "symbolic-ref", "--short", "HEAD").strip())
+        shutil.rmtree(root, ignore_errors=True)
+        tmp.rename(root)
+    return root
+
+
+def git_columns(root: Path, revisions: tuple[str, ...]) -> int:
+    """The widest ``git log --graph``: its own column count (two characters a column)."""
+    text = git(root, "-c", "color.ui=never", "log", "--graph", "--format=%H", *revisions)
+    widest = 0
+    for line in text.splitlines():
+        graph = line[:-40] if "*" in line else line
+        widest = max(widest, (len(graph.rstrip()) + 1) // 2)
+    return widest
+
+
+def graph_columns(commits: list[dict[str, Any]]) -> int:
+    """The widest row of a whole history the API listed (decoded as the browser does)."""
+    widest = 0
+    for row in decode_rows([], [c["graph"] for c in commits]):
+        ends = [row["column"]] + [max(e["from"], e["to"]) for e in row["edges"]]
+        widest = max(widest, max(ends) + 1)
+    return widest
+
+
+def untracked_clone(real: Path) -> Path:
+    """A clone of the real history's main line with 20,000 untracked files in its work tree."""
+    root = real.parent / "untracked"
+    marker = root / "scratch" / f"{UNTRACKED}.done"
+    if not marker.exists():
+        print(f"Writing {UNTRACKED} untracked files under {root} ...", flush=True)
+        shutil.rmtree(root, ignore_errors=True)
+        subprocess.run(
+            ["git", "clone", "-q", "--shared", str(real), str(root)],
+            check=True,
+            env={**os.environ, **GIT_ENV},
+        )
+        for number in range(UNTRACKED):
+            folder = root / "scratch" / f"d{number % 100:02d}" / f"e{number // 100 % 20:02d}"
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"f{number:05d}.txt").write_text("untracked\n")
+        marker.write_text("")
+    return root
+
+
+async def bench_real(real: Path, runs: int, http: bool, results: Results) -> None:
+    folder = real.parent
+    untracked = untracked_clone(real)
+    security = SecurityLayer.build(str(folder), tempfile.mkdtemp(prefix="git-bench-state-"))
+    manager = GitManager(security, write_commit_graph=False)
+    server = Server(folder, Path(tempfile.mkdtemp(prefix="git-bench-server-"))) if http else None
+    name = real.name
+    try:
+        refs = git(real, "for-each-ref", "--format=%(refname)").splitlines()
+        pulls = sum(ref.startswith("refs/pull/") for ref in refs)
+        results.notes.append(
+            f"Real history {real}: {git(real, 'rev-list', '--all', '--count').strip()} commits, "
+            f"{len(refs)} refs ({pulls} refs/pull/*); default refs: "
+            f"{git(real, 'rev-list', '--count', *SCOPE_REVISIONS['branches']).strip()} commits."
+        )
+        repo = await manager.resolve(name)
+        for with_graph in (False, True):
+            if with_graph:
+                run_git(real, "commit-graph", "write", "--reachable", "--split", "--no-progress")
+            else:
+                drop_commit_graph(real)
+            label = "commit-graph" if with_graph else "no commit-graph"
+            for refs_choice, revisions in SCOPE_REVISIONS.items():
+                section = f"real {refs_choice}, {label}"
+                print(section, flush=True)
+                base = measure(
+                    lambda revisions=revisions: run_git(
+                        real, "log", "--graph", "--oneline", *revisions
+                    ),
+                    runs,
+                )
+                results.add(section, f"git log --graph --oneline ({refs_choice})", base, None)
+
+                async def first_page(refs_choice: str = refs_choice) -> None:
+                    history = GitHistory(manager.runner, write_commit_graph=False)
+                    json.dumps(await history.log(repo, limit=PAGE, refs=refs_choice))
+
+                seconds = await measure_async(first_page, runs)
+                results.add(
+                    section,
+                    f"first page of {PAGE}, in-process (JSON included)",
+                    seconds,
+                    base,
+                    goal(seconds <= 0.150, "<= 150 ms"),
+                )
+                if server:
+                    seconds = measure(
+                        lambda refs_choice=refs_choice: server.get(
+                            f"/terax/api/git/log?path={name}&limit={PAGE}&refs={refs_choice}"
+                        ),
+                        runs,
+                    )
+                    results.add(
+                        section,
+                        f"GET /git/log?limit={PAGE} (HTTP)",
+                        seconds,
+                        base,
+                        goal(seconds <= 0.150, "<= 150 ms"),
+                    )
+                scope = SCOPE_REVISIONS[refs_choice]
+
+                async def one_pass(scope: tuple[str, ...] = scope) -> None:
+                    history = GitHistory(manager.runner, write_commit_graph=False)
+                    commits = await history.read_graph(repo, scope)
+                    layout = GraphLayout()
+                    json.dumps([layout.add(oid, parents) for oid, *parents in commits])
+
+                seconds = await measure_async(one_pass, runs)
+                results.add(
+                    section,
+                    "full layout in one pass: ids and parents, every row, rows as JSON",
+                    seconds,
+                    base,
+                    goal(seconds <= 2 * base, "<= 2x"),
+                )
+                walked: list[dict[str, Any]] = []
+                sent = [0]
+
+                async def full_walk(
+                    refs_choice: str = refs_choice,
+                    walked: list[dict[str, Any]] = walked,
+                    sent: list[int] = sent,
+                ) -> None:
+                    history = GitHistory(manager.runner, write_commit_graph=False)
+                    cursor = None
+                    walked.clear()
+                    sent[0] = 0
+                    while True:
+                        page = await history.log(repo, limit=1000, cursor=cursor, refs=refs_choice)
+                        sent[0] += len(json.dumps(page))
+                        walked.extend(page["commits"])
+                        cursor = page["cursor"]
+                        if cursor is None:
+                            return
+
+                seconds = await measure_async(full_walk, runs)
+                results.add(
+                    section,
+                    "full walk: every page of 1000, in-process (JSON included)",
+                    seconds,
+                    base,
+                    goal(seconds <= 2 * base, "<= 2x"),
+                )
+                if server:
+
+                    def http_walk(refs_choice: str = refs_choice) -> None:
+                        cursor = ""
+                        while True:
+                            page = server.api(
+                                f"/terax/api/git/log?path={name}&limit=1000&refs={refs_choice}"
+                                + (f"&cursor={cursor}" if cursor else "")
+                            )
+                            cursor = page["cursor"]
+                            if not cursor:
+                                return
+
+                    seconds = measure(http_walk, runs)
+                    results.add(
+                        section,
+                        "full walk over HTTP (pages of 1000)",
+                        seconds,
+                        base,
+                        goal(seconds <= 2 * base, "<= 2x"),
+                    )
+                if not with_graph:
+                    columns = git_columns(real, revisions)
+                    ours = graph_columns(walked)
+                    results.notes.append(
+                        f"Graph of {refs_choice} refs: {len(walked)} commits, {ours} columns at "
+                        f"its widest (git log --graph: {columns}); the full walk sends "
+                        f"{sent[0] / 2**20:.1f} MiB of JSON."
+                    )
+
+        # -- status with 20k untracked files
+        print("status, 20k untracked", flush=True)
+        target = untracked.name
+        porcelain = measure(lambda: run_git(untracked, "status", "--porcelain"), runs)
+        results.add("status 20k", "git status --porcelain", porcelain, None)
+        flags = measure(
+            lambda: run_git(
+                untracked, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all"
+            ),
+            runs,
+        )
+        results.add("status 20k", "git, the service's flags (-z -uall)", flags, porcelain)
+        seconds = await measure_async(lambda: manager.status(target), runs)
+        results.add(
+            "status 20k",
+            f"GitManager.status (in-process), vs git with its flags: {seconds / flags:.2f}x",
+            seconds,
+            porcelain,
+            goal(seconds <= 1.2 * flags, "<= 1.2x git -uall"),
+        )
+        if server:
+            seconds = measure(lambda: server.api(f"/terax/api/git/status?path={target}"), runs)
+            results.add(
+                "status 20k",
+                f"GET /git/status (HTTP), vs git with its flags: {seconds / flags:.2f}x",
+                seconds,
+                porcelain,
+                goal(seconds <= 1.2 * flags, "<= 1.2x git -uall"),
+            )
+        drop_commit_graph(real)
+    finally:
+        if server:
+            server.stop()
+        await manager.close()
+
+
 def machine() -> str:
     model = "unknown CPU"
     with open("/proc/cpuinfo") as cpuinfo:
@@ -482,16 +748,34 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=22_000)
     parser.add_argument("--runs", type=int, default=5, help="runs per measurement (median)")
     parser.add_argument("--no-http", action="store_true", help="skip the server measurements")
+    parser.add_argument(
+        "--real",
+        default=os.environ.get("TERAX_BENCH_REAL"),
+        help="a clone (with a work tree) of a real history with many refs",
+    )
+    parser.add_argument(
+        "--real-source",
+        default=os.environ.get("TERAX_BENCH_REAL_SOURCE"),
+        help=f"a repository to mirror-clone for the real history (default {REAL_SOURCE})",
+    )
+    parser.add_argument("--no-real", action="store_true", help="skip the real history")
+    parser.add_argument("--only-real", action="store_true", help="only the real history")
     options = parser.parse_args()
-    root = DATA / f"git-{options.commits}-{options.files}-v{GENERATOR_VERSION}" / "repo"
-    if not root.exists():
-        print(f"Generating {root} ...", flush=True)
-        started = time.perf_counter()
-        generate(root, options.commits, options.files)
-        print(f"  {time.perf_counter() - started:.1f} s", flush=True)
-    print(f"Machine: {machine()}", flush=True)
     results = Results()
-    asyncio.run(bench(root, options.runs, not options.no_http, results))
+    if not options.only_real:
+        root = DATA / f"git-{options.commits}-{options.files}-v{GENERATOR_VERSION}" / "repo"
+        if not root.exists():
+            print(f"Generating {root} ...", flush=True)
+            started = time.perf_counter()
+            generate(root, options.commits, options.files)
+            print(f"  {time.perf_counter() - started:.1f} s", flush=True)
+        print(f"Machine: {machine()}", flush=True)
+        asyncio.run(bench(root, options.runs, not options.no_http, results))
+    if not options.no_real:
+        real = real_clone(options.real, options.real_source)
+        if real is not None:
+            print(f"Machine: {machine()}", flush=True)
+            asyncio.run(bench_real(real, options.runs, not options.no_http, results))
     print()
     print(f"Machine: {machine()}")
     print(results.markdown())

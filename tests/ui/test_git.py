@@ -121,10 +121,20 @@ def file_row(panel: Locator, group: str, path: str) -> Locator:
     return panel.locator(f".jp-TeraxGit-group[data-group='{group}'] [data-path='{path}']")
 
 
-def open_diff(panel: Locator, group: str, path: str) -> Locator:
+DIFF_TAB = "#jp-main-dock-panel .jp-TeraxGitDiff"
+
+
+def main_diff(page: Page, path: str) -> Locator:
+    """The diff of ``path`` in the main-area diff tab (the sidebar keeps the list)."""
+    return page.locator(f"{DIFF_TAB} .jp-TeraxDiff[data-file='{path}']")
+
+
+def open_diff(panel: Locator, group: str, path: str, hunks: int = 2) -> Locator:
     file_row(panel, group, path).locator(".jp-TeraxGit-fileName").click()
-    diff = panel.locator(f".jp-TeraxDiff[data-file='{path}']")
-    expect(diff.locator(".jp-TeraxDiff-hunk")).to_have_count(2, timeout=TIMEOUT_MS)
+    diff = main_diff(panel.page, path)
+    expect(diff.locator(".jp-TeraxDiff-hunk")).to_have_count(hunks, timeout=TIMEOUT_MS)
+    # Not in the sidebar any more.
+    expect(panel.locator(".jp-TeraxDiff")).to_have_count(0)
     return diff
 
 
@@ -204,7 +214,7 @@ def test_stage_selected_lines_and_discard_with_confirmation(page: Page, repo: Pa
     panel = open_repository(page, repo)
 
     file_row(panel, "unstaged", "notes.txt").locator(".jp-TeraxGit-fileName").click()
-    diff = panel.locator(".jp-TeraxDiff[data-file='notes.txt']")
+    diff = main_diff(page, "notes.txt")
     added = diff.locator(".jp-TeraxDiff-line[data-kind='add']")
     expect(added).to_have_count(3, timeout=TIMEOUT_MS)
     added.nth(0).click()
@@ -277,6 +287,159 @@ def test_a_merge_stopped_by_a_conflict_says_what_to_do(page: Page, repo: Path) -
     expect(file_row(panel, "conflicted", "app.py")).to_be_visible()
     git(repo, "merge", "--abort")  # the panel hears it (a repository watch event)
     expect(note).to_have_count(0, timeout=TIMEOUT_MS)
+
+
+def conflict(repo: Path, command: tuple[str, ...]) -> None:
+    """app.py rewritten on a branch "rival" and changed on main; then ``command`` (a merge,
+    rebase or cherry-pick) stops on the conflict in app.py."""
+    git(repo, "commit", "-q", "-am", "Change app.py on main")
+    git(repo, "switch", "-q", "-c", "rival", "HEAD~1")
+    write(repo / "app.py", "rival = True\n")
+    git(repo, "commit", "-q", "-am", "Rewrite app.py")
+    git(repo, "switch", "-q", "main")
+    env = {**os.environ, **GIT_ENV, "HOME": str(repo.parent)}
+    stopped = subprocess.run(["git", "-C", str(repo), *command], capture_output=True, env=env)
+    assert stopped.returncode != 0, stopped  # stopped on the conflict in app.py
+    assert "<<<<<<<" in (repo / "app.py").read_text()
+
+
+def test_a_conflicted_file_shows_its_sides_then_take_theirs_and_continue(
+    page: Page, repo: Path, request: pytest.FixtureRequest
+) -> None:
+    conflict(repo, ("merge", "-q", "rival"))
+    panel = open_repository(page, repo)
+    bar = panel.locator("[data-reason='operation'][data-operation='merge']")
+    expect(bar).to_contain_text("A merge is in progress", timeout=TIMEOUT_MS)
+    # Continue waits for the conflict to be resolved.
+    expect(bar.locator("[data-action='continue']")).to_be_disabled()
+    file_row(panel, "conflicted", "app.py").locator(".jp-TeraxGit-fileName").click()
+    diff = main_diff(page, "app.py")
+    bar_in_diff = diff.locator(".jp-TeraxDiff-conflict")
+    expect(bar_in_diff).to_contain_text("1 conflict region", timeout=TIMEOUT_MS)
+    added = diff.locator(".jp-TeraxDiff-line[data-kind='add']")
+    expect(added.first).to_contain_text("<<<<<<< HEAD")
+    expect(diff).to_contain_text("rival = True")
+    # The hunks of a conflicted file are not staged one by one.
+    expect(diff.locator("[data-action='stage-hunk']")).to_have_count(0)
+    theirs = bar_in_diff.locator("[data-side='theirs']")
+    theirs.locator("summary").click()
+    expect(theirs.locator("pre")).to_have_text("rival = True\n")
+    page.screenshot(path=artifact_name(request, "-conflict"))
+
+    bar_in_diff.locator("[data-action='take-theirs']").click()
+    expect(file_row(panel, "conflicted", "app.py")).to_have_count(0, timeout=TIMEOUT_MS)
+    expect(file_row(panel, "staged", "app.py")).to_be_visible()
+    assert (repo / "app.py").read_text() == "rival = True\n"
+    continue_button = bar.locator("[data-action='continue']")
+    expect(continue_button).to_be_enabled()
+    continue_button.click()
+    expect(bar).to_have_count(0, timeout=TIMEOUT_MS)
+    assert git(repo, "log", "-1", "--format=%s").strip() == "Merge branch 'rival'"
+    assert git(repo, "status", "--porcelain").strip() == ""
+
+
+def show_panel(page: Page, folder: Path) -> Locator:
+    """The Git panel on ``folder`` (whatever its branch: a rebase detaches HEAD)."""
+    page.evaluate(
+        "path => window.jupyterapp.commands.execute('filebrowser:go-to-path', { path })",
+        f"{folder.name}/",
+    )
+    page.evaluate("() => window.jupyterapp.commands.execute('terax:git-panel')")
+    panel = page.locator(PANEL)
+    expect(panel).to_be_visible(timeout=TIMEOUT_MS)
+    return panel
+
+
+def test_a_rebase_is_aborted_after_asking(page: Page, repo: Path) -> None:
+    # main's change of app.py replayed onto rival, which rewrote it: a conflict.
+    conflict(repo, ("rebase", "rival"))
+    panel = show_panel(page, repo)
+    bar = panel.locator("[data-reason='operation'][data-operation='rebase']")
+    expect(bar).to_contain_text("A rebase is in progress", timeout=TIMEOUT_MS)
+    expect(bar.locator("[data-action='skip']")).to_be_visible()
+    before = git(repo, "rev-parse", "main").strip()
+    bar.locator("[data-action='abort']").click()
+    dialog = page.locator(".jp-Dialog")
+    expect(dialog).to_contain_text("Abort the rebase?", timeout=TIMEOUT_MS)
+    dialog.locator(".jp-mod-warn").click()
+    expect(bar).to_have_count(0, timeout=TIMEOUT_MS)
+    assert git(repo, "rev-parse", "HEAD").strip() == before
+    assert git(repo, "branch", "--show-current").strip() == "main"
+    expect(panel.locator(".jp-TeraxGit-branchName")).to_have_text("main", timeout=TIMEOUT_MS)
+
+
+def test_committing_without_an_identity_asks_for_one(
+    page: Page, lab: LabServer, request: pytest.FixtureRequest
+) -> None:
+    """No user.name / user.email anywhere the Lab server's git looks (its own HOME, no
+    system identity): the commit error says so and the panel shows the fields."""
+    root = lab.root / f"nobody-{uuid.uuid4().hex[:8]}"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    write(root / "notes.txt", "hello\n")
+    git(root, "add", "notes.txt")
+    panel = show_panel(page, root)
+    expect(file_row(panel, "staged", "notes.txt")).to_be_visible(timeout=TIMEOUT_MS)
+    message = panel.locator(".jp-TeraxGit-commitInput")
+    message.fill("First commit")
+    panel.locator(".jp-TeraxGit-commitButton").click()
+    alert = panel.locator("[data-reason='identity_unknown']")
+    expect(alert).to_contain_text("user.name and user.email are not set", timeout=TIMEOUT_MS)
+    form = panel.locator(".jp-TeraxGit-identity")
+    save = form.locator("button[type='submit']")
+    expect(save).to_be_disabled()
+    form.locator("[data-field='name']").fill("Grace Hopper")
+    form.locator("[data-field='email']").fill("grace@example.com")
+    page.screenshot(path=artifact_name(request, "-fields"))
+    save.click()
+    expect(message).to_have_value("", timeout=TIMEOUT_MS)
+    expect(form).to_have_count(0)
+    assert git(root, "log", "-1", "--format=%an <%ae> %s").strip() == (
+        "Grace Hopper <grace@example.com> First commit"
+    )
+    # Saved in the repository only (the server's own configuration is untouched).
+    assert git(root, "config", "--local", "user.email").strip() == "grace@example.com"
+
+
+@pytest.mark.parametrize("theme", [LIGHT, DARK])
+def test_the_diff_opens_in_the_main_area_with_room_for_code(
+    page: Page, repo: Path, request: pytest.FixtureRequest, theme: str
+) -> None:
+    """At Lab's default window size the sidebar keeps the list (at a usable width) and the
+    diff gets a main-area tab wide enough for a line of code."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    long_line = "result = compute_the_total(first_argument, second_argument, third_argument)"
+    write(repo / "wide.py", f"{long_line}\n")
+    if theme == DARK:
+        change_theme(page, DARK)
+    try:
+        panel = open_repository(page, repo)
+        diff = open_diff(panel, "untracked", "wide.py", hunks=1)
+        tab = page.locator("#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current")
+        expect(tab).to_contain_text("Diff: wide.py")
+        sidebar = panel.bounding_box()
+        assert sidebar is not None
+        assert 340 <= sidebar["width"] <= 420, sidebar
+        text = diff.locator(".jp-TeraxDiff-text").first
+        expect(text).to_have_text(long_line)
+        box = text.bounding_box()
+        assert box is not None
+        # The whole line is visible: the text is not cut by the tab's width.
+        fits = text.evaluate("e => e.scrollWidth <= e.clientWidth + 1")
+        assert fits
+        assert box["width"] >= 600, box
+        expect(file_row(panel, "untracked", "wide.py")).to_have_attribute("aria-selected", "true")
+        page.screenshot(path=artifact_name(request, f"-{theme.split()[-1].lower()}"))
+        # Closing the tab closes the diff: the row is no longer selected.
+        page.locator(
+            "#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current .lm-TabBar-tabCloseIcon"
+        ).click()
+        expect(file_row(panel, "untracked", "wide.py")).to_have_attribute(
+            "aria-selected", "false", timeout=TIMEOUT_MS
+        )
+    finally:
+        if theme == DARK:
+            change_theme(page, LIGHT)
 
 
 def test_push_sets_the_upstream_then_pull_and_push_follow_it(page: Page, repo: Path) -> None:
@@ -544,6 +707,58 @@ def test_history_tab_comes_back_after_a_reload(
     expect(first.locator(".jp-TeraxHistory-subject-text")).to_have_text("Merge branch 'feature'")
     expect(history.locator(".jp-TeraxHistory-row[data-parents='2']")).to_have_count(1)
     page.screenshot(path=artifact_name(request, "-restored"))
+
+
+def test_history_leaves_pull_request_refs_out_until_asked_and_remembers(
+    page: Page, lab: LabServer, repo: Path, request: pytest.FixtureRequest
+) -> None:
+    # A mirror of a hosted repository: refs/pull/N/head for every pull request, on no branch.
+    git(repo, "commit", "-q", "-am", "Name the values")
+    tree = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    bases = git(repo, "rev-list", "HEAD").split()
+    for number in range(1, 13):
+        base = bases[number % len(bases)]
+        pull = git(repo, "commit-tree", "-p", base, "-m", f"pull request {number}", tree).strip()
+        git(repo, "update-ref", f"refs/pull/{number}/head", pull)
+    branches = len(bases)
+    open_repository(page, repo)
+    page.keyboard.press("Alt+Shift+H")
+    history = page.locator(f"#jp-main-dock-panel {HISTORY}")
+    summary = history.locator(".jp-TeraxHistory-summary")
+    refs = history.locator("select[data-filter='refs']")
+    expect(summary).to_have_text(f"{branches} commits", timeout=TIMEOUT_MS)
+    expect(refs).to_have_value("branches")
+    pulls = history.locator(".jp-TeraxHistory-subject-text", has_text="pull request")
+    expect(pulls).to_have_count(0)
+
+    refs.select_option("all")
+    expect(summary).to_have_text(f"{branches + 12} commits", timeout=TIMEOUT_MS)
+    expect(pulls).to_have_count(12)
+    # Each pull request's lane joins the one its parent is on at once: the graph stays a few
+    # lanes wide, and every row draws its lanes.
+    width = history.locator(".jp-TeraxHistory-graph").first.get_attribute("width")
+    assert width is not None
+    assert 28 <= int(width) <= 14 * 6
+    for row in history.locator(".jp-TeraxHistory-row").all():
+        assert row.locator("svg path").count() > 0
+    page.screenshot(path=artifact_name(request, "-all-refs"))
+
+    # The choice is remembered: a reload draws every ref again. (Lab saves the layout with
+    # the History tab a moment after it opened.)
+    deadline = time.monotonic() + 10
+    while "terax-git-history:" not in workspace(lab):
+        assert time.monotonic() < deadline, "the History tab never reached the workspace"
+        time.sleep(0.2)
+    page.goto(f"{lab.url}lab?token={lab.token}")
+    wait_for_reloaded(page, "terax:git-history")
+    expect(history).to_be_visible(timeout=TIMEOUT_MS)
+    expect(refs).to_have_value("all", timeout=TIMEOUT_MS)
+    expect(summary).to_have_text(f"{branches + 12} commits", timeout=TIMEOUT_MS)
+    refs.select_option("local")
+    expect(summary).to_have_text(f"{branches} commits", timeout=TIMEOUT_MS)
+    refs.select_option("branches")
+    expect(summary).to_have_text(f"{branches} commits", timeout=TIMEOUT_MS)
+    expect(pulls).to_have_count(0)
 
 
 # -- repositories that name programs -----------------------------------------------------------

@@ -169,13 +169,71 @@ export interface IGitFileDiff {
   file: string;
   old_file: string | null;
   source: GitDiffSource;
-  status: GitFileStatus;
+  /** `conflicted`: the hunks compare HEAD with the work-tree file (markers and all). */
+  status: GitFileStatus | 'conflicted' | 'unmodified';
   binary: boolean;
   too_large: boolean;
   size: number;
   hunks: IGitHunk[];
   /** Identifies the exact diff the selection refers to. */
   fingerprint: string;
+  /** A conflicted file's sides (base: stage 1, ours: 2, theirs: 3). */
+  conflict?: IGitConflict | null;
+}
+
+/**
+ * One side of a conflicted file as the index holds it.
+ */
+export interface IGitConflictSide {
+  /** False: this side deleted the file. */
+  present: boolean;
+  binary: boolean;
+  too_large: boolean;
+  size: number;
+  text: string | null;
+}
+
+/**
+ * The sides of a conflicted file and the conflict regions left in it.
+ */
+export interface IGitConflict {
+  sides: {
+    base: IGitConflictSide;
+    ours: IGitConflictSide;
+    theirs: IGitConflictSide;
+  };
+  regions: number;
+  operation: IGitStatus['operation'];
+}
+
+/**
+ * What can be done with the operation in progress.
+ */
+export type GitOperationAction = 'continue' | 'abort' | 'skip' | 'reset';
+
+/**
+ * The answer of `POST git/operation`.
+ */
+export interface IGitOperationResult {
+  operation: string;
+  action: GitOperationAction;
+  output: string;
+  /** git stopped again on conflicts (the next commit of a rebase). */
+  stopped: boolean;
+  trusted: boolean;
+  hooks_skipped: string[];
+  status: IGitStatus;
+}
+
+/**
+ * The name and email git commits with (null: not set).
+ */
+export interface IGitIdentity {
+  name: string | null;
+  email: string | null;
+  name_scope: string | null;
+  email_scope: string | null;
+  configured: boolean;
 }
 
 /**
@@ -267,24 +325,18 @@ export interface IGitRef {
 }
 
 /**
- * A segment of the commit graph inside one row, from the row's top at
- * column `from` to its bottom at column `to`.
+ * One row of the commit graph as the server sends it:
+ * `[column, color, first, m, ...merges, r, ...removed, ...opened]`, read
+ * from the lanes above it (common/gitgraph.ts decodes it).
  */
-export interface IGitGraphEdge {
-  from: number;
-  to: number;
-  kind: 'line' | 'merge' | 'branch';
-  color: number;
-}
+export type IGitGraphRow = number[];
 
 /**
- * One row of the commit graph: the commit's lane and the edges drawn in it.
+ * Which refs the history starts from: branches, remote branches, tags and
+ * HEAD (the default; pull-request and review refs left out), every ref, or
+ * local branches and HEAD.
  */
-export interface IGitGraphRow {
-  column: number;
-  color: number;
-  edges: IGitGraphEdge[];
-}
+export type GitLogRefs = 'branches' | 'all' | 'local';
 
 /**
  * A commit of the history list.
@@ -299,7 +351,8 @@ export interface IGitCommit {
   date: string;
   subject: string;
   refs: IGitRef[];
-  graph: IGitGraphRow;
+  /** Null in a flat (filtered) list. */
+  graph: IGitGraphRow | null;
 }
 
 /**
@@ -312,14 +365,17 @@ export interface IGitLogPage {
   total_known: number;
   /** False when a filter made the graph flat (no lanes). */
   graph?: boolean;
+  /** With the graph: the lane colours above the page's first row. */
+  lanes?: number[];
 }
 
 /**
  * Filters of the history.
  */
 export interface IGitLogQuery {
-  /** One ref; all refs when absent. */
+  /** One ref; the refs of `refs` when absent. */
   ref?: string;
+  refs?: GitLogRefs;
   cursor?: string | null;
   limit?: number;
   /** Text in the commit message. */
@@ -557,6 +613,56 @@ export function commit(
 }
 
 /**
+ * Resolve conflicted files with our or their version (git's sense), staged.
+ */
+export function resolveConflict(
+  path: string,
+  files: string[],
+  side: 'ours' | 'theirs',
+  options: IGitCallOptions = {}
+): Promise<IGitStatus> {
+  return post('resolve', { path, files, side }, options);
+}
+
+/**
+ * Continue, abort or skip the operation in progress (`reset` ends a bisect).
+ */
+export function operationAction(
+  path: string,
+  operation: NonNullable<IGitStatus['operation']>,
+  action: GitOperationAction,
+  options: IGitCallOptions = {}
+): Promise<IGitOperationResult> {
+  return post('operation', { path, operation, action }, options);
+}
+
+/**
+ * The identity git commits with in the repository of `path`.
+ */
+export function getIdentity(
+  path: string,
+  options: IGitCallOptions = {}
+): Promise<IGitIdentity> {
+  return get('identity', { path }, options);
+}
+
+/**
+ * Set user.name and user.email for the repository or for the user (global).
+ */
+export function setIdentity(
+  path: string,
+  identity: { name: string; email: string; scope: 'local' | 'global' },
+  options: IGitCallOptions = {}
+): Promise<IGitIdentity> {
+  return requestAPI<IGitIdentity>('git/identity', {
+    method: 'PUT',
+    body: JSON.stringify({ path, ...identity }),
+    signal: options.signal,
+    settings: options.settings
+  });
+}
+
+/**
  * A network operation with the remote.
  */
 export type GitRemoteOperation = 'fetch' | 'pull' | 'push';
@@ -628,6 +734,7 @@ export function getLog(
     {
       path,
       ref: query.ref || undefined,
+      refs: query.refs || undefined,
       cursor: query.cursor ?? undefined,
       limit: query.limit,
       query: query.query || undefined,

@@ -1,27 +1,63 @@
 /**
- * Geometry of one row of the commit graph, from the lanes the server laid
- * out: which segments to draw, where the commit's dot sits and how wide the
- * row's graph is. The view turns the result into SVG.
+ * The commit graph as the server lays it out: the compact rows it sends
+ * (a few numbers per commit, however many lanes run beside it), decoded into
+ * the segments of each row, where the commit's dot sits and how wide the
+ * row is. The view turns the geometry into SVG.
+ *
+ * The server's reference decoder is `decode_row` in
+ * terax_jupyter/services/git/graph.py; a test runs this one against it.
  */
 
 /**
- * An edge of a row as the server sends it: from the row's top at column
- * `from` to its bottom at column `to`.
+ * A row as the server sends it:
+ * `[column, color, first, m, ...merges(m), r, ...removed(r), ...opened]`,
+ * the parts after `first` left out when empty.
+ */
+export type CompactRow = readonly number[];
+
+/**
+ * The colour of each lane at the top (or bottom) of a row; `HOLE` for a
+ * column no lane runs in.
+ */
+export type Lanes = readonly number[];
+
+/** The colour of a hole. */
+export const HOLE = -1;
+
+/**
+ * A segment of a row: from the row's top at column `from` to its bottom at
+ * column `to`. `line`: a lane passing by, or the commit's own lane below the
+ * dot (from its column); `merge`: from the dot to another parent's lane;
+ * `join`: a lane that ends in the first parent's lane below the dot.
  */
 export interface IGraphEdge {
   from: number;
   to: number;
-  kind: 'line' | 'merge' | 'branch';
+  kind: 'line' | 'merge' | 'join';
   color: number;
 }
 
 /**
- * The graph part of a history row.
+ * One decoded row.
  */
 export interface IGraphRow {
   column: number;
   color: number;
-  edges: readonly IGraphEdge[];
+  /** A lane comes down into the dot (false for a branch tip). */
+  above: boolean;
+  edges: IGraphEdge[];
+}
+
+/**
+ * The parts of a compact row.
+ */
+export interface IRowParts {
+  column: number;
+  color: number;
+  first: number;
+  merges: number[];
+  removed: number[];
+  opened: number[];
 }
 
 /**
@@ -53,16 +89,123 @@ export interface IRowGeometry {
 }
 
 /**
- * Neighbourhood facts the edges alone do not carry.
+ * Split a compact row into its parts.
  */
-export interface IRowContext {
-  /**
-   * The row above, `null` for the first row of the history, `undefined`
-   * when not known (treated as continuing).
-   */
-  above?: IGraphRow | null;
-  /** How many parents the commit has (0 for a root commit). */
-  parents: number;
+export function rowParts(row: CompactRow): IRowParts {
+  let index = 3;
+  const merges = row.length > index ? row[index] : 0;
+  const mergeList = row.slice(index + 1, index + 1 + merges);
+  index += 1 + merges;
+  const removed = row.length > index ? row[index] : 0;
+  return {
+    column: row[0],
+    color: row[1],
+    first: row[2],
+    merges: mergeList,
+    removed: row.slice(index + 1, index + 1 + removed),
+    opened: row.slice(index + 1 + removed)
+  };
+}
+
+/**
+ * The lanes at a row's bottom (the next row's top). The lanes that stay keep
+ * their order, the removed ones close up, the opened ones follow; the
+ * commit's own column goes on as its first parent's lane when `first` is its
+ * bottom column, else as a hole. A row that changes nothing gives back `top`
+ * itself, so that the rows of a long straight stretch share one array.
+ */
+export function bottomLanes(top: Lanes, row: CompactRow): Lanes {
+  const [column, color, first] = row;
+  if (
+    row.length <= 3 &&
+    first === column &&
+    column < top.length &&
+    top[column] === color
+  ) {
+    return top;
+  }
+  const parts = rowParts(row);
+  const gone = new Set(parts.removed);
+  const bottom: number[] = [];
+  for (let i = 0; i < top.length; i++) {
+    if (gone.has(i)) {
+      continue;
+    }
+    if (i === column) {
+      bottom.push(first === bottom.length ? color : HOLE);
+    } else {
+      bottom.push(top[i]);
+    }
+  }
+  bottom.push(...parts.opened);
+  return bottom;
+}
+
+/**
+ * The lanes at the top of each row of a page, from those above its first.
+ */
+export function pageTops(lanes: Lanes, rows: Iterable<CompactRow>): Lanes[] {
+  const tops: Lanes[] = [];
+  let top = lanes;
+  for (const row of rows) {
+    tops.push(top);
+    top = bottomLanes(top, row);
+  }
+  return tops;
+}
+
+/**
+ * The edges of a row, from the lanes at its top.
+ */
+export function decodeRow(top: Lanes, row: CompactRow): IGraphRow {
+  const parts = rowParts(row);
+  const { column, color, first } = parts;
+  const gone = new Set(parts.removed);
+  const bottom = bottomLanes(top, row);
+  const edges: IGraphEdge[] = [];
+  let below = 0; // the bottom column of the next lane that stays
+  for (let i = 0; i < top.length; i++) {
+    const lane = top[i];
+    const stays = !gone.has(i);
+    if (lane !== HOLE && i !== column) {
+      edges.push(
+        stays
+          ? { from: i, to: below, kind: 'line', color: lane }
+          : { from: i, to: first, kind: 'join', color: lane }
+      );
+    }
+    if (stays) {
+      below++;
+    }
+  }
+  if (first >= 0) {
+    edges.push({ from: column, to: first, kind: 'line', color });
+  }
+  for (const at of parts.merges) {
+    edges.push({ from: column, to: at, kind: 'merge', color: bottom[at] });
+  }
+  return {
+    column,
+    color,
+    above: column < top.length && top[column] !== HOLE,
+    edges
+  };
+}
+
+/**
+ * Every row of a page, decoded.
+ */
+export function decodePage(
+  lanes: Lanes,
+  rows: Iterable<CompactRow>
+): IGraphRow[] {
+  const decoded: IGraphRow[] = [];
+  let top = lanes;
+  for (const row of rows) {
+    decoded.push(decodeRow(top, row));
+    top = bottomLanes(top, row);
+  }
+  return decoded;
 }
 
 /**
@@ -79,6 +222,28 @@ export function rowLanes(row: IGraphRow): number {
   let max = row.column;
   for (const edge of row.edges) {
     max = Math.max(max, edge.from, edge.to);
+  }
+  return max + 1;
+}
+
+/**
+ * Lanes a compact row touches, from the lanes at its top (without building
+ * its edges): its column, the lanes above and below it.
+ */
+export function compactRowLanes(top: Lanes, row: CompactRow): number {
+  let max = row[0];
+  for (let i = top.length - 1; i > max; i--) {
+    if (top[i] !== HOLE) {
+      max = i;
+      break;
+    }
+  }
+  const bottom = bottomLanes(top, row);
+  for (let i = bottom.length - 1; i > max; i--) {
+    if (bottom[i] !== HOLE) {
+      max = i;
+      break;
+    }
   }
   return max + 1;
 }
@@ -109,89 +274,35 @@ export function connector(
 /**
  * The segments and the dot of one row.
  *
- * Edges on the commit's own lane are cut at the dot: the half above is drawn
- * only when the row above continues into this lane (not for a branch tip),
- * the half below only when the commit has a parent (not for a root commit).
- * An edge leaving the commit's column starts at the dot (towards a second
- * parent's lane); one arriving at it ends at the dot (a branch that forked
- * here). Other edges pass through from top to bottom.
+ * The commit's own lane is cut at the dot: the half above is drawn when a
+ * lane comes down into it (not for a branch tip), the half below leaves the
+ * dot for the first parent's lane (none for a root commit). Merge edges
+ * leave the dot too; every other edge runs from the row's top to its bottom.
  */
 export function rowGeometry(
   row: IGraphRow,
-  context: IRowContext,
   metrics: IGraphMetrics
 ): IRowGeometry {
   const top = 0;
   const bottom = metrics.rowHeight;
   const middle = metrics.rowHeight / 2;
   const cx = laneX(row.column, metrics);
-  const above = context.above;
-  const hasAbove =
-    above === undefined ||
-    (above !== null && above.edges.some(edge => edge.to === row.column));
-  const hasBelow = context.parents > 0;
   const segments: IGraphSegment[] = [];
-  let drewAbove = false;
-  let drewBelow = false;
-
-  for (const edge of row.edges) {
-    const x1 = laneX(edge.from, metrics);
-    const x2 = laneX(edge.to, metrics);
-    const fromDot = edge.from === row.column;
-    const toDot = edge.to === row.column;
-    const push = (d: string, kind: IGraphEdge['kind'] = edge.kind): void => {
-      segments.push({ d, color: edge.color, kind });
-    };
-    const upper = (): void => {
-      if (hasAbove && !drewAbove) {
-        push(connector(cx, top, cx, middle), 'line');
-        drewAbove = true;
-      }
-    };
-    const lower = (): void => {
-      if (hasBelow && !drewBelow) {
-        push(connector(cx, middle, cx, bottom), 'line');
-        drewBelow = true;
-      }
-    };
-    if (fromDot && toDot) {
-      // The commit's own lane: cut at the dot.
-      upper();
-      lower();
-    } else if (fromDot) {
-      // Leaves the dot towards another lane (a second parent, or the lane
-      // moving over).
-      if (edge.kind === 'line') {
-        upper();
-      }
-      push(connector(cx, middle, x2, bottom));
-    } else if (toDot) {
-      // Arrives at the dot from another lane (a branch that forked here).
-      push(connector(x1, top, cx, middle));
-      if (edge.kind === 'line') {
-        lower();
-      }
-    } else {
-      push(connector(x1, top, x2, bottom));
-    }
-  }
-  // Lanes the edges leave implicit: something arrives from above on the
-  // commit's column, or the commit has a parent but no edge leaves its dot.
-  if (!drewAbove && above && hasAbove) {
+  if (row.above) {
     segments.push({
       d: connector(cx, top, cx, middle),
       color: row.color,
       kind: 'line'
     });
   }
-  if (!drewBelow && hasBelow && !row.edges.some(e => e.from === row.column)) {
-    segments.push({
-      d: connector(cx, middle, cx, bottom),
-      color: row.color,
-      kind: 'line'
-    });
+  for (const edge of row.edges) {
+    const x2 = laneX(edge.to, metrics);
+    const fromDot = edge.from === row.column && edge.kind !== 'join';
+    const d = fromDot
+      ? connector(cx, middle, x2, bottom)
+      : connector(laneX(edge.from, metrics), top, x2, bottom);
+    segments.push({ d, color: edge.color, kind: edge.kind });
   }
-
   return {
     segments,
     dot: {
@@ -205,18 +316,18 @@ export function rowGeometry(
 }
 
 /**
- * The number of lanes to reserve for a set of rows: the widest row, capped
- * so that a history with hundreds of parallel lanes still leaves room for
- * the text (the rest is clipped).
+ * The number of lanes to reserve for a set of rows: the widest, capped so
+ * that a history with hundreds of parallel lanes still leaves room for the
+ * text (the rest is clipped).
  */
 export function graphLanes(
-  rows: Iterable<IGraphRow>,
+  widths: Iterable<number>,
   cap: number,
   minimum = 1
 ): number {
   let lanes = minimum;
-  for (const row of rows) {
-    lanes = Math.max(lanes, rowLanes(row));
+  for (const width of widths) {
+    lanes = Math.max(lanes, width);
     if (lanes >= cap) {
       return cap;
     }

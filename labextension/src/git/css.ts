@@ -60,6 +60,20 @@ export namespace DiffCSS {
   export const text = 'jp-TeraxDiff-text';
   export const selectionBar = 'jp-TeraxDiff-selectionBar';
   export const button = 'jp-TeraxDiff-button';
+  export const conflict = 'jp-TeraxDiff-conflict';
+}
+
+/**
+ * Classes of the diff tab in the main area, and the panel's forms.
+ */
+export namespace DiffTabCSS {
+  export const tab = 'jp-TeraxGitDiff';
+  export const header = 'jp-TeraxGitDiff-header';
+  export const path = 'jp-TeraxGitDiff-path';
+  export const body = 'jp-TeraxGitDiff-body';
+  export const empty = 'jp-TeraxGitDiff-empty';
+  export const operationBar = 'jp-TeraxGit-operation';
+  export const identity = 'jp-TeraxGit-identity';
 }
 
 /**

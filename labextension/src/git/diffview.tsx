@@ -6,7 +6,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import type { LabIcon } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
-import type { IGitFileDiff, IGitHunk } from '../api/git';
+import type { IGitConflict, IGitFileDiff, IGitHunk } from '../api/git';
 import { hunkStats, type LineSelection } from '../common/gitselection';
 import { DiffCSS } from './css';
 import { discardIcon, stageIcon, unstageIcon } from './icons';
@@ -37,6 +37,10 @@ export interface IDiffViewProps {
   onSelectedLines?: (action: DiffAction) => void;
   /** An operation is running: actions are disabled. */
   busy?: boolean;
+  /** A conflicted file: resolve it with one side (offered when given). */
+  onTakeSide?: (side: 'ours' | 'theirs') => void;
+  /** A conflicted file: open it in an editor (its conflict markers). */
+  onOpenFile?: () => void;
 }
 
 /**
@@ -82,8 +86,11 @@ export function DiffView(props: IDiffViewProps): JSX.Element {
       </div>
     );
   }
+  const conflict = diff.status === 'conflicted' ? diff.conflict : null;
   let note = '';
-  if (diff.binary) {
+  if (conflict) {
+    note = '';
+  } else if (diff.binary) {
     note = trans.__('Binary file (%1); no text diff.', formatSize(diff.size));
   } else if (diff.too_large) {
     note = trans.__(
@@ -94,7 +101,8 @@ export function DiffView(props: IDiffViewProps): JSX.Element {
     note = trans.__('No content changes (mode or rename only).');
   }
   const selection = props.selection;
-  const actions = actionsOf(mode);
+  // A conflicted file is resolved as a whole: its hunks are only shown.
+  const actions = conflict ? [] : actionsOf(mode);
   return (
     <div
       className={DiffCSS.diff}
@@ -110,6 +118,9 @@ export function DiffView(props: IDiffViewProps): JSX.Element {
         }
       }}
     >
+      {conflict ? (
+        <ConflictBar {...props} diff={diff} conflict={conflict} />
+      ) : null}
       {note ? <div className={DiffCSS.note}>{note}</div> : null}
       {selection && selection.size > 0 && actions.length ? (
         <SelectionBar {...props} selection={selection} actions={actions} />
@@ -122,6 +133,128 @@ export function DiffView(props: IDiffViewProps): JSX.Element {
           diff={diff}
           actions={actions}
         />
+      ))}
+    </div>
+  );
+}
+
+/**
+ * What ours and theirs are, in the terms of the operation in progress (in a
+ * rebase, git's "ours" is the branch being rebased onto).
+ */
+export function sideLabels(
+  operation: IGitConflict['operation'],
+  trans: TranslationBundle
+): { ours: string; theirs: string } {
+  switch (operation) {
+    case 'rebase':
+      return {
+        ours: trans.__('Ours: the branch rebased onto'),
+        theirs: trans.__('Theirs: your commit being replayed')
+      };
+    case 'cherry-pick':
+      return {
+        ours: trans.__('Ours: HEAD'),
+        theirs: trans.__('Theirs: the commit being picked')
+      };
+    case 'revert':
+      return {
+        ours: trans.__('Ours: HEAD'),
+        theirs: trans.__('Theirs: the change reverted')
+      };
+    default:
+      return {
+        ours: trans.__('Ours: HEAD (this branch)'),
+        theirs: trans.__('Theirs: the branch merged in')
+      };
+  }
+}
+
+function ConflictBar(
+  props: IDiffViewProps & { diff: IGitFileDiff; conflict: IGitConflict }
+): JSX.Element {
+  const { trans, conflict } = props;
+  const labels = sideLabels(conflict.operation, trans);
+  const sides = conflict.sides;
+  const describe = (side: 'ours' | 'theirs'): string =>
+    sides[side].present
+      ? labels[side]
+      : trans.__('%1 (deleted the file)', labels[side]);
+  return (
+    <div className={DiffCSS.conflict} data-regions={conflict.regions}>
+      <div className={`${DiffCSS.conflict}-text`}>
+        <strong>{trans.__('Conflicted.')}</strong>{' '}
+        {conflict.regions
+          ? trans._n(
+              '%1 conflict region is left in the file (shown against HEAD below). Take one side, or edit the markers and stage the file.',
+              '%1 conflict regions are left in the file (shown against HEAD below). Take one side, or edit the markers and stage the file.',
+              conflict.regions,
+              conflict.regions
+            )
+          : trans.__(
+              'No conflict markers are left: stage the file to mark it resolved, or take one side.'
+            )}
+      </div>
+      <div className={`${DiffCSS.conflict}-actions`} role="toolbar">
+        {props.onTakeSide ? (
+          <>
+            <button
+              type="button"
+              className={DiffCSS.button}
+              data-action="take-ours"
+              disabled={props.busy}
+              title={describe('ours')}
+              onClick={() => props.onTakeSide?.('ours')}
+            >
+              {trans.__('Take Ours')}
+            </button>
+            <button
+              type="button"
+              className={DiffCSS.button}
+              data-action="take-theirs"
+              disabled={props.busy}
+              title={describe('theirs')}
+              onClick={() => props.onTakeSide?.('theirs')}
+            >
+              {trans.__('Take Theirs')}
+            </button>
+          </>
+        ) : null}
+        {props.onOpenFile ? (
+          <button
+            type="button"
+            className={DiffCSS.button}
+            data-action="open-merge"
+            data-kind="quiet"
+            title={trans.__('Edit the conflict markers in an editor')}
+            onClick={() => props.onOpenFile?.()}
+          >
+            {trans.__('Open in Editor')}
+          </button>
+        ) : null}
+      </div>
+      {(['ours', 'theirs'] as const).map(side => (
+        <details
+          key={side}
+          className={`${DiffCSS.conflict}-side`}
+          data-side={side}
+        >
+          <summary>{describe(side)}</summary>
+          {sides[side].text !== null ? (
+            <pre>{sides[side].text}</pre>
+          ) : (
+            <div className={DiffCSS.note}>
+              {!sides[side].present
+                ? trans.__('This side deleted the file.')
+                : sides[side].too_large
+                  ? trans.__(
+                      'Too large to show (%1).',
+                      formatSize(sides[side].size)
+                    )
+                  : trans.__('Binary; not shown.')}
+            </div>
+          )}
+        </details>
       ))}
     </div>
   );

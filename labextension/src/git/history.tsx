@@ -7,10 +7,13 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { ReactWidget, refreshIcon, UseSignal } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
-import type { IGitCommit, IGitRef } from '../api/git';
+import type { GitLogRefs, IGitCommit, IGitRef } from '../api/git';
 import {
+  compactRowLanes,
+  decodeRow,
   graphLanes,
   type IGraphMetrics,
+  type Lanes,
   rowGeometry
 } from '../common/gitgraph';
 import { splitEntryPath, statusCode } from '../common/gitstatus';
@@ -215,12 +218,22 @@ function SearchBar(
       <select
         className={HistoryCSS.field}
         aria-label={trans.__('Branches shown')}
-        value={filters.ref ? 'HEAD' : ''}
-        onChange={event =>
-          model.setFilters({ ref: event.currentTarget.value }, true)
-        }
+        title={trans.__('Which refs the graph starts from')}
+        data-filter="refs"
+        value={filters.ref ? 'HEAD' : filters.refs}
+        onChange={event => {
+          const value = event.currentTarget.value;
+          model.setFilters(
+            value === 'HEAD'
+              ? { ref: 'HEAD' }
+              : { ref: '', refs: value as GitLogRefs },
+            true
+          );
+        }}
       >
-        <option value="">{trans.__('All branches')}</option>
+        <option value="branches">{trans.__('Branches and tags')}</option>
+        <option value="all">{trans.__('All refs (pull requests too)')}</option>
+        <option value="local">{trans.__('Local branches')}</option>
         <option value="HEAD">{trans.__('Current branch')}</option>
       </select>
       <span className={HistoryCSS.summary} role="status" aria-live="polite">
@@ -315,17 +328,18 @@ function CommitList(
   // squeeze the subjects of a long history down to an ellipsis where only a
   // few lanes run.
   const laneFrom = Math.max(0, start - LANE_MARGIN);
-  const laneTo = end + LANE_MARGIN;
-  const lanes = React.useMemo(
-    () =>
-      model.graphEnabled
-        ? graphLanes(
-            commits.slice(laneFrom, laneTo).map(c => c.graph),
-            MAX_LANES
-          )
-        : 0,
-    [commits, laneFrom, laneTo, model.graphEnabled]
-  );
+  const laneTo = Math.min(commits.length, end + LANE_MARGIN);
+  const tops = model.laneTops;
+  const lanes = React.useMemo(() => {
+    if (!model.graphEnabled || tops.length < laneTo) {
+      return 0;
+    }
+    const widths: number[] = [];
+    for (let index = laneFrom; index < laneTo; index++) {
+      widths.push(compactRowLanes(tops[index], commits[index].graph ?? []));
+    }
+    return graphLanes(widths, MAX_LANES);
+  }, [commits, tops, laneFrom, laneTo, model.graphEnabled]);
   const now = useNow();
 
   // A new search starts at its newest matches, not where the last list was scrolled.
@@ -396,7 +410,7 @@ function CommitList(
       <CommitRow
         key={commit.oid}
         commit={commit}
-        above={index > 0 ? commits[index - 1] : null}
+        top={tops[index]}
         index={index}
         lanes={lanes}
         selected={index === selected}
@@ -447,7 +461,7 @@ function CommitList(
 const CommitRow = React.memo(
   (props: {
     commit: IGitCommit;
-    above: IGitCommit | null;
+    top: Lanes | undefined;
     index: number;
     lanes: number;
     selected: boolean;
@@ -477,8 +491,13 @@ const CommitRow = React.memo(
           )?.focus();
         }}
       >
-        {lanes > 0 ? (
-          <GraphCell commit={commit} above={props.above} lanes={lanes} />
+        {lanes > 0 && props.top && commit.graph ? (
+          <GraphCell
+            commit={commit}
+            row={commit.graph}
+            top={props.top}
+            lanes={lanes}
+          />
         ) : null}
         <span className={HistoryCSS.subject}>
           {commit.refs.map(ref => (
@@ -510,18 +529,12 @@ const CommitRow = React.memo(
 
 function GraphCell(props: {
   commit: IGitCommit;
-  above: IGitCommit | null;
+  row: readonly number[];
+  top: Lanes;
   lanes: number;
 }): JSX.Element {
   const { commit, lanes } = props;
-  const geometry = rowGeometry(
-    commit.graph,
-    {
-      above: props.above ? props.above.graph : null,
-      parents: commit.parents.length
-    },
-    METRICS
-  );
+  const geometry = rowGeometry(decodeRow(props.top, props.row), METRICS);
   const width = lanes * METRICS.laneWidth;
   const merge = commit.parents.length > 1;
   const head = commit.refs.some(r => r.kind === 'head');

@@ -9,6 +9,7 @@ import { type ISignal, Signal } from '@lumino/signaling';
 
 import * as api from '../api/git';
 import { errorMessage, isAbort, TeraxAPIError } from '../api/request';
+import { type Lanes, pageTops } from '../common/gitgraph';
 
 /**
  * The search fields of the history.
@@ -19,16 +20,60 @@ export interface IHistoryFilters {
   author: string;
   /** Repository-relative path. */
   file: string;
-  /** One ref, or "" for all refs. */
+  /** One ref, or "" for the refs of `refs`. */
   ref: string;
+  /** Which refs the graph starts from when no `ref` is given. */
+  refs: api.GitLogRefs;
 }
 
 const EMPTY_FILTERS: IHistoryFilters = {
   query: '',
   author: '',
   file: '',
-  ref: ''
+  ref: '',
+  refs: 'branches'
 };
+
+/** Where the choice of refs is remembered (per browser, for every repository). */
+const REFS_KEY = 'terax:git-history-refs';
+const REFS: readonly string[] = ['branches', 'all', 'local'];
+
+/**
+ * The refs choice remembered from the last time, as `{ ref, refs }`.
+ */
+export function rememberedRefs(
+  storage: Pick<Storage, 'getItem'> | null = safeStorage()
+): Pick<IHistoryFilters, 'ref' | 'refs'> {
+  let value: string | null = null;
+  try {
+    value = storage?.getItem(REFS_KEY) ?? null;
+  } catch {
+    // Storage refused (a sandboxed frame): the default.
+  }
+  if (value === 'HEAD') {
+    return { ref: 'HEAD', refs: 'branches' };
+  }
+  return {
+    ref: '',
+    refs: value && REFS.includes(value) ? (value as api.GitLogRefs) : 'branches'
+  };
+}
+
+function safeStorage(): Storage | null {
+  try {
+    return typeof localStorage === 'undefined' ? null : localStorage;
+  } catch {
+    return null;
+  }
+}
+
+function rememberRefs(filters: IHistoryFilters): void {
+  try {
+    safeStorage()?.setItem(REFS_KEY, filters.ref ? 'HEAD' : filters.refs);
+  } catch {
+    // Not remembered; the choice still applies now.
+  }
+}
 
 /**
  * The History panel's model.
@@ -54,6 +99,14 @@ export class HistoryModel implements IDisposable {
 
   get commits(): readonly api.IGitCommit[] {
     return this._commits;
+  }
+
+  /**
+   * The lane colours at the top of each commit's row (empty without the
+   * graph); rows that change no lane share one array.
+   */
+  get laneTops(): readonly Lanes[] {
+    return this._tops;
   }
 
   /** More pages exist. */
@@ -126,6 +179,9 @@ export class HistoryModel implements IDisposable {
    */
   setFilters(change: Partial<IHistoryFilters>, immediate = false): void {
     this._filters = { ...this._filters, ...change };
+    if ('ref' in change || 'refs' in change) {
+      rememberRefs(this._filters);
+    }
     this._changed.emit();
     if (this._timer !== null) {
       clearTimeout(this._timer);
@@ -142,7 +198,9 @@ export class HistoryModel implements IDisposable {
   }
 
   clearFilters(): void {
-    this.setFilters(EMPTY_FILTERS, true);
+    // The search is cleared; which refs are drawn is a view choice and stays.
+    const { ref, refs } = this._filters;
+    this.setFilters({ ...EMPTY_FILTERS, ref, refs }, true);
   }
 
   /**
@@ -242,6 +300,7 @@ export class HistoryModel implements IDisposable {
     let refsMoved = false;
     try {
       let commits = first ? [] : this._commits;
+      let tops = first ? [] : this._tops;
       let cursor = first ? null : this._cursor;
       let graph = this._graph;
       do {
@@ -249,6 +308,7 @@ export class HistoryModel implements IDisposable {
           this.root,
           {
             ref: filters.ref,
+            refs: filters.ref ? undefined : filters.refs,
             query: filters.query.trim(),
             author: filters.author.trim(),
             file: filters.file.trim(),
@@ -263,8 +323,18 @@ export class HistoryModel implements IDisposable {
         commits = commits.length ? [...commits, ...page.commits] : page.commits;
         cursor = page.cursor;
         graph = page.graph !== false;
+        if (graph) {
+          // Each page carries the lanes above its first row: its rows are
+          // read from them, whatever was loaded before.
+          const rows = page.commits.map(c => c.graph ?? []);
+          const added = pageTops(page.lanes ?? [], rows);
+          tops = tops.length ? [...tops, ...added] : added;
+        } else {
+          tops = [];
+        }
       } while (cursor !== null && commits.length < atLeast);
       this._commits = commits;
+      this._tops = tops;
       this._cursor = cursor;
       this._graph = graph;
       if (first) {
@@ -335,11 +405,12 @@ export class HistoryModel implements IDisposable {
   private readonly _debounceMs: number;
   private readonly _changed = new Signal<this, void>(this);
   private _commits: api.IGitCommit[] = [];
+  private _tops: Lanes[] = [];
   private _cursor: string | null = null;
   private _loading = false;
   private _error: string | null = null;
   private _graph = true;
-  private _filters: IHistoryFilters = EMPTY_FILTERS;
+  private _filters: IHistoryFilters = { ...EMPTY_FILTERS, ...rememberedRefs() };
   private _selectedOid: string | null = null;
   private _detail: api.IGitCommitDetail | null = null;
   private _detailLoading = false;

@@ -3,6 +3,7 @@
  */
 export * from './css';
 export * from './diffview';
+export * from './difftab';
 export * from './history';
 export * from './historymodel';
 export * from './icons';

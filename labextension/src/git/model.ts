@@ -26,7 +26,10 @@ export type GitOperation =
   | 'push'
   | 'checkout'
   | 'branch'
-  | 'trust';
+  | 'trust'
+  | 'resolve'
+  | 'operation'
+  | 'identity';
 
 /**
  * Where the model is with its repository.
@@ -177,6 +180,14 @@ export class GitModel implements IDisposable {
     return this._notice;
   }
 
+  /**
+   * Whether the last commit (or merge continue) failed because git has no
+   * user.name / user.email: the panel then asks for them.
+   */
+  get identityNeeded(): boolean {
+    return this._identityNeeded;
+  }
+
   get selected(): ISelectedFile | null {
     return this._selected;
   }
@@ -276,6 +287,19 @@ export class GitModel implements IDisposable {
   }
 
   /**
+   * Open a file's diff (no toggle: an open one is read again).
+   */
+  open(file: ISelectedFile): void {
+    const same =
+      this._selected?.path === file.path && this._selected.group === file.group;
+    if (same) {
+      void this._loadDiff();
+      return;
+    }
+    this.select(file);
+  }
+
+  /**
    * Replace the line selection of the open diff.
    */
   setSelection(selection: LineSelection): void {
@@ -371,6 +395,73 @@ export class GitModel implements IDisposable {
   }
 
   /**
+   * Resolve conflicted files with one side (git's sense of ours / theirs).
+   */
+  async takeSide(files: string[], side: 'ours' | 'theirs'): Promise<boolean> {
+    const root = this._root();
+    if (!root) {
+      return false;
+    }
+    const done = await this._run('resolve', async () => {
+      const status = await api.resolveConflict(
+        root,
+        files,
+        side,
+        this._options()
+      );
+      this._applyStatus(status);
+      return true;
+    });
+    return done ?? false;
+  }
+
+  /**
+   * Continue, abort or skip the operation in progress (reset ends a bisect).
+   */
+  async operationAction(action: api.GitOperationAction): Promise<boolean> {
+    const root = this._root();
+    const operation = this._status?.operation;
+    if (!root || !operation) {
+      return false;
+    }
+    const done = await this._run('operation', async () => {
+      const result = await api.operationAction(
+        root,
+        operation,
+        action,
+        this._options()
+      );
+      this._identityNeeded = false;
+      this._notice = result.output.trim() || null;
+      this._setSkipped('operation', result.hooks_skipped);
+      this._applyStatus(result.status);
+      this._headChanged.emit();
+      return true;
+    });
+    return done ?? false;
+  }
+
+  /**
+   * Set user.name and user.email (for this repository, or globally).
+   */
+  async saveIdentity(
+    name: string,
+    email: string,
+    scope: 'local' | 'global'
+  ): Promise<boolean> {
+    const root = this._root();
+    if (!root) {
+      return false;
+    }
+    const done = await this._run('identity', async () => {
+      await api.setIdentity(root, { name, email, scope }, this._options());
+      this._identityNeeded = false;
+      return true;
+    });
+    return done ?? false;
+  }
+
+  /**
    * Commit the index; resolves the new commit, or null after an error.
    */
   async commit(
@@ -383,6 +474,7 @@ export class GitModel implements IDisposable {
     }
     return this._run('commit', async () => {
       const result = await api.commit(root, message, flags, this._options());
+      this._identityNeeded = false;
       this._notice = null;
       this._setSkipped('commit', result.hooks_skipped);
       this._applyStatus(result.status);
@@ -521,6 +613,7 @@ export class GitModel implements IDisposable {
         if (moved) {
           this._status = null;
           this._branches = null;
+          this._identityNeeded = false;
           this._selected = null;
           this._diff = null;
           this._selection = LineSelection.empty;
@@ -717,6 +810,9 @@ export class GitModel implements IDisposable {
       message: errorMessage(error),
       reason: error instanceof TeraxAPIError ? error.reason : ''
     };
+    if (this._error.reason === 'identity_unknown') {
+      this._identityNeeded = true;
+    }
     this._emit();
   }
 
@@ -744,6 +840,7 @@ export class GitModel implements IDisposable {
   private _error: IGitError | null = null;
   private _notice: string | null = null;
   private _skipped: ISkippedHooks | null = null;
+  private _identityNeeded = false;
   private _selected: ISelectedFile | null = null;
   private _diff: api.IGitFileDiff | null = null;
   private _diffLoading = false;

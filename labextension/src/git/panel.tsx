@@ -1,6 +1,7 @@
 /**
  * The Git side panel: branch and remote bar, commit box, the changes
- * grouped as git sees them, and the inline diff of the file clicked.
+ * grouped as git sees them; the file clicked opens its diff in a main-area
+ * tab (difftab.tsx).
  */
 import type { ITranslator, TranslationBundle } from '@jupyterlab/translation';
 import {
@@ -29,8 +30,8 @@ import {
   statusCode
 } from '../common/gitstatus';
 import { BranchSwitcher } from './branches';
-import { CSS } from './css';
-import { type DiffAction, DiffView } from './diffview';
+import type { GitOperationAction } from '../api/git';
+import { CSS, DiffTabCSS } from './css';
 import {
   branchIcon,
   discardIcon,
@@ -52,6 +53,10 @@ export interface IGitPanelHost {
   openHistory(): void;
   /** The last commit's message, for amending. */
   lastMessage(): Promise<string>;
+  /** Show the diff tab (the model's open file). */
+  showDiff(): void;
+  /** Ask before something that loses work; resolves true to go ahead. */
+  confirm(title: string, body: string, label: string): Promise<boolean>;
 }
 
 /**
@@ -287,16 +292,7 @@ function GitComponent(props: IGitProps): JSX.Element {
           )}
         </div>
       ) : null}
-      {model.status.operation ? (
-        <div
-          className={CSS.alert}
-          role="status"
-          data-reason="operation"
-          data-operation={model.status.operation}
-        >
-          {operationNote(model.status.operation, trans)}
-        </div>
-      ) : null}
+      {model.status.operation ? <OperationBar {...props} /> : null}
       <CommitBox {...props} />
       <Changes {...props} />
     </div>
@@ -310,25 +306,194 @@ function operationNote(
   switch (operation) {
     case 'merge':
       return trans.__(
-        'A merge is in progress: resolve the conflicts, stage them and commit (or run git merge --abort in a terminal).'
+        'A merge is in progress: resolve the conflicts, stage them, then continue (or abort the merge).'
       );
     case 'rebase':
       return trans.__(
-        'A rebase is in progress: resolve, stage, then git rebase --continue (or --abort) in a terminal.'
+        'A rebase is in progress: resolve the conflicts, stage them, then continue (or skip this commit, or abort the rebase).'
       );
     case 'cherry-pick':
       return trans.__(
-        'A cherry-pick is in progress: resolve, stage, then git cherry-pick --continue (or --abort).'
+        'A cherry-pick is in progress: resolve the conflicts, stage them, then continue (or skip, or abort).'
       );
     case 'revert':
       return trans.__(
-        'A revert is in progress: resolve, stage, then git revert --continue (or --abort).'
+        'A revert is in progress: resolve the conflicts, stage them, then continue (or skip, or abort).'
       );
     case 'bisect':
       return trans.__(
-        'A bisect is in progress: git bisect good / bad, or git bisect reset to end it.'
+        'A bisect is in progress: mark commits with git bisect good / bad in a terminal, or end it here.'
       );
   }
+}
+
+/**
+ * The operation in progress, with its continue / skip / abort buttons.
+ */
+function OperationBar(props: IGitProps): JSX.Element {
+  const { model, trans, host } = props;
+  const status = model.status!;
+  const operation = status.operation!;
+  const conflicts = status.conflicted.length;
+  const busy = model.isBusy();
+  const names: Record<typeof operation, string> = {
+    merge: trans.__('merge'),
+    rebase: trans.__('rebase'),
+    'cherry-pick': trans.__('cherry-pick'),
+    revert: trans.__('revert'),
+    bisect: trans.__('bisect')
+  };
+  const actions: GitOperationAction[] =
+    operation === 'bisect'
+      ? ['reset']
+      : operation === 'merge'
+        ? ['continue', 'abort']
+        : ['continue', 'skip', 'abort'];
+  const labels: Record<GitOperationAction, string> = {
+    continue: trans.__('Continue'),
+    skip: trans.__('Skip Commit'),
+    abort: trans.__('Abort'),
+    reset: trans.__('End Bisect')
+  };
+  const run = async (action: GitOperationAction): Promise<void> => {
+    if (action === 'abort' || action === 'skip') {
+      const ok = await host.confirm(
+        action === 'abort'
+          ? trans.__('Abort the %1?', names[operation])
+          : trans.__('Skip this commit?'),
+        action === 'abort'
+          ? trans.__(
+              'The branch goes back to where it was before the %1; conflict resolutions made so far are lost.',
+              names[operation]
+            )
+          : trans.__(
+              'The commit being applied is left out, with the resolutions made to it.'
+            ),
+        labels[action]
+      );
+      if (!ok) {
+        return;
+      }
+    }
+    await model.operationAction(action);
+  };
+  return (
+    <div
+      className={`${CSS.alert} ${DiffTabCSS.operationBar}`}
+      role="status"
+      data-reason="operation"
+      data-operation={operation}
+    >
+      <div>{operationNote(operation, trans)}</div>
+      <div className={`${DiffTabCSS.operationBar}-actions`}>
+        {actions.map(action => {
+          const blocked = action === 'continue' && conflicts > 0;
+          return (
+            <button
+              key={action}
+              type="button"
+              className={`${DiffTabCSS.operationBar}-button`}
+              data-action={action}
+              data-kind={action === 'continue' ? 'primary' : undefined}
+              disabled={busy || blocked}
+              title={
+                blocked
+                  ? trans._n(
+                      'Resolve the %1 conflicted file first',
+                      'Resolve the %1 conflicted files first',
+                      conflicts,
+                      conflicts
+                    )
+                  : `git ${operation === 'bisect' ? 'bisect reset' : `${operation} --${action}`}`
+              }
+              onClick={() => void run(action)}
+            >
+              {labels[action]}
+            </button>
+          );
+        })}
+      </div>
+    </div>
+  );
+}
+
+/**
+ * user.name and user.email, asked for when a commit failed without them.
+ */
+function IdentityForm(props: IGitProps & { onSaved: () => void }): JSX.Element {
+  const { model, trans } = props;
+  const [name, setName] = React.useState('');
+  const [email, setEmail] = React.useState('');
+  const [global, setGlobal] = React.useState(false);
+  const valid = !!name.trim() && /^[^\s<>@]+@[^\s<>]+$/.test(email.trim());
+  const save = async (): Promise<void> => {
+    if (!valid) {
+      return;
+    }
+    if (
+      await model.saveIdentity(
+        name.trim(),
+        email.trim(),
+        global ? 'global' : 'local'
+      )
+    ) {
+      props.onSaved();
+    }
+  };
+  return (
+    <form
+      className={DiffTabCSS.identity}
+      aria-label={trans.__('Your git identity')}
+      onSubmit={event => {
+        event.preventDefault();
+        void save();
+      }}
+    >
+      <div className={`${DiffTabCSS.identity}-text`}>
+        {trans.__(
+          'git needs your name and email to record as the author of commits.'
+        )}
+      </div>
+      <input
+        type="text"
+        data-field="name"
+        placeholder={trans.__('Name')}
+        aria-label={trans.__('Name')}
+        autoComplete="name"
+        value={name}
+        onChange={event => setName(event.currentTarget.value)}
+      />
+      <input
+        type="email"
+        data-field="email"
+        placeholder={trans.__('Email')}
+        aria-label={trans.__('Email')}
+        autoComplete="email"
+        value={email}
+        onChange={event => setEmail(event.currentTarget.value)}
+      />
+      <label
+        title={trans.__(
+          'Saved in your own git configuration (~/.gitconfig) instead of this repository'
+        )}
+      >
+        <input
+          type="checkbox"
+          data-option="global"
+          checked={global}
+          onChange={event => setGlobal(event.currentTarget.checked)}
+        />
+        {trans.__('Use for all my repositories')}
+      </label>
+      <button
+        type="submit"
+        className={CSS.commitButton}
+        disabled={!valid || model.isBusy('identity')}
+      >
+        {trans.__('Save and Commit')}
+      </button>
+    </form>
+  );
 }
 
 function BranchBar(props: IGitProps): JSX.Element {
@@ -632,6 +797,9 @@ function CommitBox(props: IGitProps): JSX.Element {
 
   return (
     <div className={CSS.commitBox}>
+      {model.identityNeeded ? (
+        <IdentityForm {...props} onSaved={() => void doCommit()} />
+      ) : null}
       <textarea
         className={CSS.commitInput}
         rows={Math.min(8, Math.max(2, message.split('\n').length))}
@@ -828,17 +996,17 @@ function FileRow(
     unmerged: trans.__('Conflicted'),
     untracked: trans.__('Untracked')
   };
-  const mode = group === 'staged' ? 'index' : 'worktree';
-  const canDiff = !entry.denied && !entry.submodule && group !== 'conflicted';
-  const onHunk = (action: DiffAction, hunk: number): void =>
-    void model.applyToDiff(action, [{ hunk }]);
+  const canDiff = !entry.denied && !entry.submodule;
+  const show = (): void => {
+    model.open({ path: entry.path, group });
+    host.showDiff();
+  };
   return (
     <>
       <div
         className={CSS.file}
         role="treeitem"
         aria-selected={open}
-        aria-expanded={canDiff ? open : undefined}
         tabIndex={0}
         data-path={entry.path}
         data-status={entry.status}
@@ -849,7 +1017,7 @@ function FileRow(
               ? trans.__('%1 (protected: its content is not shown)', entry.path)
               : entry.path
         }
-        onClick={() => canDiff && model.select({ path: entry.path, group })}
+        onClick={() => canDiff && show()}
         onDoubleClick={() =>
           entry.status !== 'deleted' && host.openFile(entry.path)
         }
@@ -860,7 +1028,7 @@ function FileRow(
           if (event.key === 'Enter' || event.key === ' ') {
             event.preventDefault();
             if (canDiff) {
-              model.select({ path: entry.path, group });
+              show();
             }
           }
         }}
@@ -926,20 +1094,6 @@ function FileRow(
           {code}
         </span>
       </div>
-      {open ? (
-        <DiffView
-          diff={model.diff}
-          loading={model.diffLoading}
-          error={model.diffError}
-          mode={mode}
-          trans={trans}
-          selection={model.selection}
-          busy={busy}
-          onSelection={selection => model.setSelection(selection)}
-          onHunk={onHunk}
-          onSelectedLines={action => void model.applyToDiff(action)}
-        />
-      ) : null}
     </>
   );
 }

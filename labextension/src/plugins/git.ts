@@ -29,6 +29,7 @@ import {
 import {
   commitIcon,
   FileWatcher,
+  GitDiffView,
   GitModel,
   GitPanel,
   gitIcon,
@@ -107,7 +108,10 @@ export const gitPlugin: JupyterFrontEndPlugin<void> = {
       branch: trans.__('Could not create the branch'),
       refresh: trans.__('Could not read the repository'),
       diff: trans.__('Could not show the diff'),
-      trust: trans.__('Could not change the trust of the repository')
+      trust: trans.__('Could not change the trust of the repository'),
+      resolve: trans.__('Could not resolve the conflict'),
+      operation: trans.__('Could not do that'),
+      identity: trans.__('Could not save your identity')
     };
 
     // What trusting lets run, said before the user decides (as a workspace
@@ -249,16 +253,70 @@ export const gitPlugin: JupyterFrontEndPlugin<void> = {
         : repositoryPath;
     };
 
+    const openFile = (path: string): void =>
+      void commands
+        .execute('docmanager:open', { path: relativeToServer(path) })
+        .catch(error => console.warn('Could not open', path, error));
+
+    // The diff of the file clicked in the panel: one main-area tab, reused
+    // (the sidebar is too narrow for code). Closing it closes the diff.
+    let diffTab: MainAreaWidget<GitDiffView> | null = null;
+    const syncDiffTitle = (): void => {
+      if (!diffTab) {
+        return;
+      }
+      const path = model.selected?.path;
+      diffTab.title.label = path
+        ? trans.__('Diff: %1', PathExt.basename(path))
+        : trans.__('Diff');
+      diffTab.title.caption = path ? trans.__('Changes of %1', path) : '';
+    };
+    model.changed.connect(syncDiffTitle);
+    const showDiff = (): void => {
+      if (!diffTab || diffTab.isDisposed) {
+        const content = new GitDiffView({
+          model,
+          trans,
+          host: { openFile }
+        });
+        const widget = new MainAreaWidget({ content });
+        widget.id = 'terax-git-diff';
+        widget.addClass('jp-TeraxGitDiff-tab');
+        widget.title.icon = gitIcon;
+        widget.title.closable = true;
+        widget.toolbar.hide();
+        widget.disposed.connect(() => {
+          diffTab = null;
+          if (model.selected) {
+            model.select(null);
+          }
+        });
+        diffTab = widget;
+        syncDiffTitle();
+      }
+      if (!diffTab.isAttached) {
+        shell.add(diffTab, 'main', { type: 'Git Diff' });
+      }
+      shell.activateById(diffTab.id);
+    };
+
     const panel = new GitPanel({
       model,
       trans,
       translator: resolvedTranslator,
       icon: gitIcon,
       host: {
-        openFile: path =>
-          void commands
-            .execute('docmanager:open', { path: relativeToServer(path) })
-            .catch(error => console.warn('Could not open', path, error)),
+        openFile,
+        showDiff,
+        confirm: async (title, body, label) => {
+          const result = await showDialog({
+            title,
+            body,
+            buttons: [Dialog.cancelButton(), Dialog.warnButton({ label })],
+            defaultButton: 0
+          });
+          return result.button.accept;
+        },
         openHistory: () => void commands.execute(CommandIDs.history),
         lastMessage: async () => {
           const oid = model.status?.branch.oid;

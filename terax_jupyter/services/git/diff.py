@@ -107,6 +107,10 @@ class FileDiff:
     hunks: list[Hunk]
     fingerprint: str
     header: list[bytes] = field(default_factory=list)
+    # A conflicted file (unmerged in the index): its sides; the hunks then compare HEAD with
+    # the work-tree file (conflict markers and all), since git's combined diff has no hunks
+    # a person or the stager can use.
+    conflict: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -119,6 +123,7 @@ class FileDiff:
             "size": self.size,
             "hunks": [hunk.to_dict() for hunk in self.hunks],
             "fingerprint": self.fingerprint,
+            "conflict": self.conflict,
         }
 
     @property
@@ -222,9 +227,11 @@ async def diff_command(
     context: int,
     commit: str | None = None,
     old_file: str | None = None,
+    against: str | None = None,
 ) -> tuple[str, ...]:
     """The git arguments that produce this diff (worktree diffs of untracked files use
-    ``--no-index`` against /dev/null, so the whole file shows as added)."""
+    ``--no-index`` against /dev/null, so the whole file shows as added). ``against``: a tree
+    the work tree is compared with instead of the index (a conflicted file's HEAD)."""
     options = (*_DIFF_OPTIONS, f"-U{context}", "-M" if old_file else "--no-renames")
     paths = (old_file, file) if old_file else (file,)
     # Only this flag beats a submodule.<name>.ignore the repository sets (safety.UNTRUSTED).
@@ -235,6 +242,8 @@ async def diff_command(
         assert commit is not None
         parent = await _first_parent(runner, repo, commit)
         return ("diff", *options, *submodules, parent, commit, "--", *paths)
+    if against is not None:
+        return ("diff", *options, *submodules, against, "--", *paths)
     if await _is_untracked(runner, repo, file):
         return ("diff", "--no-index", *options, "--", "/dev/null", file)
     return ("diff", *options, *submodules, "--", *paths)
@@ -255,9 +264,19 @@ async def read_diff(
     """The parsed diff and the raw bytes it came from (for patches built from it).
 
     ``checked``: the security layer's paths of the files a worktree diff reads; the diff is
-    verified against them (``verify_worktree``)."""
+    verified against them (``verify_worktree``). A conflicted file's worktree diff is
+    ``conflicted``: the work-tree file against HEAD, with the sides in ``conflict``."""
+    stages = await conflict_stages(runner, repo, file) if source == "worktree" else {}
+    against = await _head_tree(runner, repo) if stages else None
     args = await diff_command(
-        runner, repo, file, source, context=context, commit=commit, old_file=old_file
+        runner,
+        repo,
+        file,
+        source,
+        context=context,
+        commit=commit,
+        old_file=None if stages else old_file,
+        against=against,
     )
     try:
         # --no-index exits 1 when the files differ; real failures exit 2 or more.
@@ -274,6 +293,23 @@ async def read_diff(
     if source == "worktree" and checked and raw:
         await verify_worktree(runner, repo, raw, parsed, checked, cap=runner.cap)
     too_large = len(raw) > max_bytes
+    if stages:
+        conflict = await _conflict_sides(runner, repo, stages, parsed, max_bytes)
+        # Taking a side changes the stages: a diff read before that is stale.
+        stamp = "".join(f"{n}:{oid}" for n, (_, oid) in sorted(stages.items())).encode()
+        return FileDiff(
+            file=file,
+            old_file=None,
+            source=source,
+            status="conflicted",
+            binary=parsed.binary or any(s["binary"] for s in conflict["sides"].values()),
+            too_large=too_large,
+            size=len(raw),
+            hunks=[] if too_large else parsed.hunks,
+            fingerprint=fingerprint(raw + b"\0" + stamp),
+            header=parsed.header,
+            conflict=conflict,
+        ), raw
     diff = FileDiff(
         file=file,
         old_file=old_file if parsed.status in ("renamed", "copied") else None,
@@ -287,6 +323,81 @@ async def read_diff(
         header=parsed.header,
     )
     return diff, raw
+
+
+# The index stages of an unmerged path, as git numbers them.
+STAGE_NAMES = {1: "base", 2: "ours", 3: "theirs"}
+
+
+async def conflict_stages(runner: GitRunner, repo: Repo, file: str) -> dict[int, tuple[str, str]]:
+    """{stage: (mode, blob id)} of ``file`` if it is unmerged (conflicted), else {}."""
+    result = await runner.run(repo, "ls-files", "-u", "-z", "--", file)
+    stages: dict[int, tuple[str, str]] = {}
+    for record in result.stdout.split(b"\0"):
+        info, tab, name = record.partition(b"\t")
+        fields = info.split()
+        named = tab and name.decode("utf-8", "surrogateescape") == file
+        if named and len(fields) == 3 and fields[2] in (b"1", b"2", b"3"):
+            stages[int(fields[2])] = (fields[0].decode(), fields[1].decode())
+    return stages
+
+
+async def _head_tree(runner: GitRunner, repo: Repo) -> str:
+    """HEAD's commit, or the empty tree before the first commit."""
+    head = await runner.run(repo, "rev-parse", "-q", "--verify", "HEAD^{commit}", check=False)
+    if head.code == 0 and head.text.strip():
+        return head.text.strip()
+    empty = await runner.run(repo, "hash-object", "-t", "tree", "--stdin", input=b"")
+    return empty.text.strip()
+
+
+async def _conflict_sides(
+    runner: GitRunner,
+    repo: Repo,
+    stages: dict[int, tuple[str, str]],
+    parsed: ParsedDiff,
+    max_bytes: int,
+) -> dict[str, Any]:
+    """The base, ours and theirs versions of a conflicted file (blobs as stored: no filter
+    runs), and how many conflict regions the work-tree file still has."""
+    sides: dict[str, Any] = {}
+    for number, name in STAGE_NAMES.items():
+        entry = stages.get(number)
+        if entry is None:
+            sides[name] = {
+                "present": False,
+                "binary": False,
+                "too_large": False,
+                "size": 0,
+                "text": None,
+            }
+            continue
+        mode, oid = entry
+        size_result = await runner.run(repo, "cat-file", "-s", oid)
+        size = int(size_result.text.strip() or 0)
+        side: dict[str, Any] = {
+            "present": True,
+            "binary": False,
+            "too_large": size > max_bytes,
+            "size": size,
+            "text": None,
+        }
+        if mode == "160000" or not mode.startswith("100"):
+            side["binary"] = True  # a gitlink or a link: no text to show
+        elif not side["too_large"]:
+            blob = await runner.run(repo, "cat-file", "blob", oid, cap=max_bytes + 1)
+            if b"\0" in blob.stdout[:8000]:
+                side["binary"] = True
+            else:
+                side["text"] = blob.stdout.decode("utf-8", "replace")
+        sides[name] = side
+    regions = sum(
+        1
+        for hunk in parsed.hunks
+        for line in hunk.lines
+        if line.new is not None and line.text.startswith("<<<<<<<")
+    )
+    return {"sides": sides, "regions": regions, "operation": repo.operation()}
 
 
 async def _is_untracked(runner: GitRunner, repo: Repo, file: str) -> bool:

@@ -205,6 +205,56 @@ class CheckoutHandler(GitHandler):
         self.finish_json(await self.terax.git.checkout(self.body_path(body), body.get("branch")))
 
 
+class ResolveHandler(GitHandler):
+    """``POST {"path", "files", "side"}``: take ours or theirs for conflicted files."""
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        body = self.json_body()
+        self.finish_json(
+            await self.terax.git.resolve_conflict(
+                self.body_path(body), body.get("files"), body.get("side")
+            )
+        )
+
+
+class OperationHandler(GitHandler):
+    """``POST {"path", "operation", "action"}``: continue, abort or skip what is in progress."""
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        body = self.json_body()
+        self.finish_json(
+            await self.terax.git.operation_action(
+                self.body_path(body), body.get("operation"), body.get("action")
+            )
+        )
+
+
+class IdentityHandler(GitHandler):
+    """``GET`` the user.name and user.email git commits with; ``PUT`` sets them."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        self.finish_json(await self.terax.git.identity(self.path_argument()))
+
+    @web.authenticated
+    @authorized
+    async def put(self) -> None:
+        body = self.json_body()
+        self.finish_json(
+            await self.terax.git.set_identity(
+                self.body_path(body),
+                body.get("name"),
+                body.get("email"),
+                body.get("scope", "local"),
+            )
+        )
+
+
 default_handlers = [
     (r"/terax/api/git/repository", RepositoryHandler),
     (r"/terax/api/git/trust", TrustHandler),
@@ -219,4 +269,7 @@ default_handlers = [
     (r"/terax/api/git/push", PushHandler),
     (r"/terax/api/git/branches", BranchesHandler),
     (r"/terax/api/git/checkout", CheckoutHandler),
+    (r"/terax/api/git/resolve", ResolveHandler),
+    (r"/terax/api/git/operation", OperationHandler),
+    (r"/terax/api/git/identity", IdentityHandler),
 ]

@@ -24,6 +24,7 @@ class LogHandler(GitHandler):
                 query=self.string_argument("query", None),
                 author=self.string_argument("author", None),
                 file=self.string_argument("file", None) or None,
+                refs=self.string_argument("refs", None) or None,
                 may_write=await self.may_write(),
             )
         )

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from terax_jupyter.apispec import errors, json_response, query, ref
 from terax_jupyter.services.git import openapi as git_openapi
-from terax_jupyter.services.git.log import DEFAULT_LIMIT, MAX_FILTER, MAX_LIMIT
+from terax_jupyter.services.git.log import (
+    DEFAULT_LIMIT,
+    DEFAULT_REFS,
+    MAX_FILTER,
+    MAX_LIMIT,
+    REF_SCOPES,
+)
 
 _STRING = git_openapi.STRING
 _NULLABLE_STRING = git_openapi.NULLABLE_STRING
@@ -25,6 +32,24 @@ _ERRORS = {
     },
 }
 _FILTER = {"type": "string", "maxLength": MAX_FILTER}
+_ROW = re.sub(
+    r"\s+",
+    " ",
+    """
+One commit's row of the graph (null in a flat list): [column, color, first, m, ...merges(m), r,
+...removed(r), ...opened], the parts after 'first' left out when empty. The lanes at the row's
+top are those at the previous row's bottom (the page's 'lanes' above its first row): a colour
+each, -1 for a hole. The commit's dot is in 'column'; a lane comes down into it when the top
+has a lane there. 'first': the bottom column of the first parent's lane, drawn from the dot (-1
+for a root commit). 'merges': the bottom columns of the other parents' lanes, a merge edge from
+the dot each. 'removed': top columns that do not go on as their own lane: the commit's own
+column and holes end; any other lane joins the first parent's lane at the bottom. The other top
+lanes keep their order at the bottom (a lane passes from its top column to its bottom one,
+never across the dot's column), then come the 'opened' lanes (their colours) at the right end.
+The commit's own column, when not removed, goes on as the first parent's lane when 'first' is
+its bottom column, else as a hole.
+""",
+).strip()
 
 SCHEMAS: dict[str, Any] = {
     "GitRef": {
@@ -34,31 +59,12 @@ SCHEMAS: dict[str, Any] = {
             "name": {"type": "string", "description": "HEAD, main, origin/main, v1.0, ..."},
         },
     },
-    "GitGraphEdge": {
-        "type": "object",
-        "description": (
-            "A segment drawn in one row, from column 'from' at the row's top to column 'to' at "
-            "its bottom. The commit's dot is in the middle of the row's column: an edge with "
-            "from = column and kind line is the commit's own lane (its upper half exists when "
-            "the row above ends an edge in this column, its lower half when the commit has a "
-            "parent); kind merge leaves the dot for another parent's lane; kind branch comes "
-            "from another lane into the dot (the branches forked at this commit). Every other "
-            "edge is a lane passing by; none passes through the dot's column."
-        ),
-        "properties": {
-            "from": _INTEGER,
-            "to": _INTEGER,
-            "kind": {"type": "string", "enum": ["line", "merge", "branch"]},
-            "color": {"type": "integer", "minimum": 0, "maximum": 15},
-        },
-    },
     "GitGraphRow": {
-        "type": "object",
-        "properties": {
-            "column": _INTEGER,
-            "color": {"type": "integer", "minimum": 0, "maximum": 15},
-            "edges": {"type": "array", "items": ref("GitGraphEdge")},
-        },
+        "type": "array",
+        "items": _INTEGER,
+        "minItems": 3,
+        "nullable": True,
+        "description": _ROW,
     },
     "GitLogCommit": {
         "type": "object",
@@ -90,8 +96,14 @@ SCHEMAS: dict[str, Any] = {
             },
             "graph": {
                 "type": "boolean",
-                "description": "False when a filter is on: every commit is in column 0, "
-                "without edges.",
+                "description": "False when a filter is on: a flat list, no lanes.",
+            },
+            "lanes": {
+                "type": "array",
+                "items": {"type": "integer", "minimum": -1, "maximum": 15},
+                "description": "With the graph: the colour of each lane at the top of the "
+                "page's first row (-1: a hole), so that a page can be drawn on its own; "
+                "empty for the first page.",
             },
         },
     },
@@ -151,7 +163,7 @@ SCHEMAS: dict[str, Any] = {
 PATHS: dict[str, Any] = {
     "/terax/api/git/log": {
         "get": {
-            "summary": "A page of history over all refs (or one) with graph lanes.",
+            "summary": "A page of history over the branches (or all refs, or one) with lanes.",
             "description": (
                 "Topological order. The lanes continue from page to page; a cursor from "
                 "before the refs moved is refused with 409 history_changed. With query, "
@@ -159,7 +171,16 @@ PATHS: dict[str, Any] = {
             ),
             "parameters": [
                 _PATH,
-                query("ref", _STRING, "One branch, tag or commit; default every ref."),
+                query("ref", _STRING, "One branch, tag or commit (instead of 'refs')."),
+                query(
+                    "refs",
+                    {"type": "string", "enum": list(REF_SCOPES), "default": DEFAULT_REFS},
+                    "Which refs the history starts from: 'branches' (default: branches, "
+                    "remote-tracking branches, tags and HEAD; the namespaces of hosts and "
+                    "review tools such as refs/pull/* left out), 'all' (every ref but the "
+                    "stash, notes and prefetch refs) or 'local' (local branches and HEAD). "
+                    "Anything else is refused (400).",
+                ),
                 query("cursor", _STRING, "The previous page's cursor."),
                 query(
                     "limit",

@@ -423,6 +423,73 @@ class GitManager(LoggingConfigurable):
             "status": status.to_dict(),
         }
 
+    # -- conflicts, operations in progress, identity ---------------------------------------
+
+    async def resolve_conflict(self, path: str, files: object, side: object) -> dict[str, Any]:
+        """Take ``side`` (ours or theirs) for conflicted ``files`` and stage them."""
+        self._refuse_read_only()
+        repo = await self.resolve(path)
+        chosen = _files(repo, files)
+        async with self.runner.lock(repo.root):
+            operations.ensure_unlocked(repo)
+            if not repo.trusted:
+                # Staging a submodule's side runs git inside it (as staging does).
+                await operations.refuse_submodules(self.runner, repo, chosen)
+            await operations.take_side(self.runner, self.security, repo, chosen, str(side))
+            return (await self._read_status(repo)).to_dict()
+
+    async def operation_action(
+        self, path: str, operation: object, action: object
+    ) -> dict[str, Any]:
+        """Continue, abort or skip the merge, rebase, cherry-pick or revert in progress (or
+        end a bisect): ``operation`` is the one the client saw, refused if it is not the one
+        in progress."""
+        self._refuse_read_only()
+        repo = await self.resolve(path)
+        async with self.runner.lock(repo.root):
+            operations.ensure_unlocked(repo)
+            current = operations.check_action(repo.operation(), operation, action)
+            verb = str(action)
+            await operations.refuse_untrusted_programs(self.runner, repo, current, verb)
+            before = await self._read_status(repo)
+            result = await operations.run_action(
+                self.runner,
+                repo,
+                current,
+                verb,
+                conflicted=bool(before.conflicted),
+                timeout=self.network_timeout,
+            )
+            status = await self._read_status(repo)
+        return {
+            "operation": current,
+            "action": verb,
+            "output": result.output,
+            "stopped": result.stopped,
+            "trusted": repo.trusted,
+            "hooks_skipped": self._skipped(repo, "commit", "checkout")
+            if verb in ("continue", "skip")
+            else [],
+            "status": status.to_dict(),
+        }
+
+    async def identity(self, path: str) -> dict[str, Any]:
+        """The name and email git commits with in this repository, and where they are set."""
+        return await operations.identity(self.runner, await self.resolve(path))
+
+    async def set_identity(
+        self, path: str, name: object, email: object, scope: object = "local"
+    ) -> dict[str, Any]:
+        """Set user.name and user.email for this repository (``local``) or the user's own
+        configuration (``global``)."""
+        checked_name = operations.check_identity_value(name, "name")
+        checked_email = operations.check_identity_value(email, "email")
+        self._refuse_read_only()
+        repo = await self.resolve(path)
+        async with self.runner.lock(repo.root):
+            await operations.set_identity(self.runner, repo, checked_name, checked_email, scope)
+        return await operations.identity(self.runner, repo)
+
     async def remote_action(
         self, action: str, path: str, remote: object = None, branch: object = None
     ) -> dict[str, Any]:

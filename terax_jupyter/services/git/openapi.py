@@ -164,6 +164,30 @@ SCHEMAS: dict[str, Any] = {
             "too_large": _BOOLEAN,
             "size": {"type": "integer"},
             "fingerprint": STRING,
+            "conflict": {
+                "type": "object",
+                "nullable": True,
+                "description": "A conflicted file (status 'conflicted'): the hunks compare "
+                "HEAD with the work-tree file, conflict markers and all; here are the sides "
+                "as the index holds them (base: stage 1, ours: 2, theirs: 3).",
+                "properties": {
+                    "sides": {
+                        "type": "object",
+                        "properties": {
+                            name: ref("GitConflictSide") for name in ("base", "ours", "theirs")
+                        },
+                    },
+                    "regions": {
+                        "type": "integer",
+                        "description": "Conflict regions (<<<<<<< lines) left in the file.",
+                    },
+                    "operation": {
+                        "type": "string",
+                        "nullable": True,
+                        "enum": ["merge", "rebase", "cherry-pick", "revert", "bisect"],
+                    },
+                },
+            },
             "hunks": {
                 "type": "array",
                 "items": {
@@ -193,6 +217,87 @@ SCHEMAS: dict[str, Any] = {
                         },
                     },
                 },
+            },
+        },
+    },
+    "GitConflictSide": {
+        "type": "object",
+        "properties": {
+            "present": {"type": "boolean", "description": "False: this side deleted the file."},
+            "binary": _BOOLEAN,
+            "too_large": _BOOLEAN,
+            "size": {"type": "integer"},
+            "text": NULLABLE_STRING,
+        },
+    },
+    "GitResolveRequest": {
+        "type": "object",
+        "required": ["files", "side"],
+        "properties": {
+            "path": _PATH_PROPERTY,
+            "files": {"type": "array", "items": STRING, "minItems": 1},
+            "side": {
+                "type": "string",
+                "enum": ["ours", "theirs"],
+                "description": "git's sense: during a rebase, ours is the branch rebased onto.",
+            },
+        },
+    },
+    "GitOperationRequest": {
+        "type": "object",
+        "required": ["operation", "action"],
+        "properties": {
+            "path": _PATH_PROPERTY,
+            "operation": {
+                "type": "string",
+                "enum": ["merge", "rebase", "cherry-pick", "revert", "bisect"],
+                "description": "The operation the client saw in progress (status.operation).",
+            },
+            "action": {
+                "type": "string",
+                "enum": ["continue", "abort", "skip", "reset"],
+                "description": "merge: continue, abort; rebase, cherry-pick, revert: "
+                "continue, abort, skip; bisect: reset.",
+            },
+        },
+    },
+    "GitOperationResult": {
+        "type": "object",
+        "properties": {
+            "operation": STRING,
+            "action": STRING,
+            "output": STRING,
+            "stopped": {
+                "type": "boolean",
+                "description": "git stopped again on conflicts (the next commit of a rebase).",
+            },
+            "trusted": _BOOLEAN,
+            "hooks_skipped": {"type": "array", "items": STRING},
+            "status": ref("GitStatus"),
+        },
+    },
+    "GitIdentity": {
+        "type": "object",
+        "properties": {
+            "name": NULLABLE_STRING,
+            "email": NULLABLE_STRING,
+            "name_scope": NULLABLE_STRING,
+            "email_scope": NULLABLE_STRING,
+            "configured": {"type": "boolean", "description": "Both are set."},
+        },
+    },
+    "GitIdentityRequest": {
+        "type": "object",
+        "required": ["name", "email"],
+        "properties": {
+            "path": _PATH_PROPERTY,
+            "name": STRING,
+            "email": STRING,
+            "scope": {
+                "type": "string",
+                "enum": ["local", "global"],
+                "default": "local",
+                "description": "local: this repository's .git/config; global: the user's.",
             },
         },
     },
@@ -406,5 +511,37 @@ PATHS: dict[str, Any] = {
             "requestBody": json_body("GitCheckout"),
             "responses": {"200": json_response("The new status.", ref("GitStatus")), **_ERRORS},
         }
+    },
+    "/terax/api/git/resolve": {
+        "post": {
+            "summary": "Resolve conflicted files with our or their version, and stage them; "
+            "409 not_conflicted if a file is not conflicted (nothing changes).",
+            "requestBody": json_body("GitResolveRequest"),
+            "responses": {"200": json_response("The new status.", ref("GitStatus")), **_ERRORS},
+        }
+    },
+    "/terax/api/git/operation": {
+        "post": {
+            "summary": "Continue, abort or skip the merge, rebase, cherry-pick or revert in "
+            "progress, or end a bisect (never opens an editor). 409 no_operation when it is "
+            "not in progress, unmerged_files when continuing with conflicts left.",
+            "requestBody": json_body("GitOperationRequest"),
+            "responses": {
+                "200": json_response("git's output and the new status.", ref("GitOperationResult")),
+                **_ERRORS,
+            },
+        }
+    },
+    "/terax/api/git/identity": {
+        "get": {
+            "summary": "The user.name and user.email git commits with here.",
+            "parameters": [_PATH],
+            "responses": {"200": json_response("The identity.", ref("GitIdentity")), **_ERRORS},
+        },
+        "put": {
+            "summary": "Set user.name and user.email, for this repository or globally.",
+            "requestBody": json_body("GitIdentityRequest"),
+            "responses": {"200": json_response("The identity.", ref("GitIdentity")), **_ERRORS},
+        },
     },
 }

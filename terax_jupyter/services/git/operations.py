@@ -6,13 +6,14 @@ import asyncio
 import hashlib
 import hmac
 import json
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from terax_jupyter.exceptions import AccessDenied, Conflict, InvalidRequest, Unavailable
 from terax_jupyter.security import fileio
 from terax_jupyter.security.paths import Access
-from terax_jupyter.services.git.diff import read_diff
+from terax_jupyter.services.git.diff import conflict_stages, read_diff
 from terax_jupyter.services.git.patch import build_patch
 from terax_jupyter.services.git.repository import checked_file
 from terax_jupyter.services.git.runner import GitFailed
@@ -266,10 +267,7 @@ async def _has_staged_changes(runner: GitRunner, repo: Repo) -> bool:
 def _commit_error(stderr: str, output: str) -> Conflict:
     lowered = stderr.lower()
     if "please tell me who you are" in lowered or "unable to auto-detect email" in lowered:
-        return Conflict(
-            "git does not know who you are: set user.name and user.email.",
-            reason="identity_unknown",
-        )
+        return _identity_error()
     if "gpg failed" in lowered or "failed to sign" in lowered:
         return Conflict(f"Signing the commit failed: {output}", reason="signing_failed")
     return Conflict(f"A commit hook refused the commit:\n{output}", reason="hook_failed")
@@ -280,6 +278,304 @@ def _capped(text: str) -> str:
     if len(text) > HOOK_OUTPUT_CAP:
         return text[:HOOK_OUTPUT_CAP] + "\n[output cut]"
     return text
+
+
+# -- conflicts and operations in progress -----------------------------------------------
+
+SIDES = ("ours", "theirs")
+# What each operation in progress can do next (git's own flags).
+ACTIONS: dict[str, tuple[str, ...]] = {
+    "merge": ("continue", "abort"),
+    "rebase": ("continue", "abort", "skip"),
+    "cherry-pick": ("continue", "abort", "skip"),
+    "revert": ("continue", "abort", "skip"),
+    "bisect": ("reset",),
+}
+# The merge strategies git has built in; any other name runs a git-merge-<name> program.
+_BUILTIN = frozenset({"ort", "recursive", "resolve", "octopus", "ours", "subtree"})
+# The largest state file read (a rebase of many thousand commits has a long todo list).
+_STATE_CAP = 8 * 1024 * 1024
+# Todo-list commands of an interactive rebase that run a shell command.
+_EXEC_COMMANDS = frozenset({"exec", "x"})
+
+
+async def take_side(
+    runner: GitRunner, security: SecurityLayer, repo: Repo, files: list[str], side: str
+) -> None:
+    """Resolve conflicted ``files`` with one side's version, and stage the result. A side
+    that deleted the file resolves it as deleted. Refused (nothing changes) unless every
+    file is conflicted now."""
+    if side not in SIDES:
+        raise InvalidRequest("'side' must be ours or theirs.", reason="invalid_parameter")
+    number = 2 if side == "ours" else 3
+    plans = []
+    for file in files:
+        checked_file(security, repo, file, Access.WRITE)
+        stages = await conflict_stages(runner, repo, file)
+        if not stages:
+            raise Conflict(
+                f"{file} is not conflicted: there is no side to take.", reason="not_conflicted"
+            )
+        plans.append((file, number in stages))
+    kept = [file for file, present in plans if present]
+    gone = [file for file, present in plans if not present]
+    if kept:
+        await runner.run(repo, "checkout", f"--{side}", "--", *kept, hooks=True)
+        await runner.run(repo, "add", "--", *kept, hooks=True)
+    if gone:
+        # That side deleted the file: taking it deletes it (index and work tree).
+        await runner.run(repo, "rm", "-q", "--", *gone, hooks=True)
+
+
+def check_action(operation: str | None, requested: object, action: object) -> str:
+    """The operation in progress, if it is the one the client saw and can do ``action``."""
+    if not isinstance(requested, str) or requested not in ACTIONS:
+        raise InvalidRequest(
+            f"'operation' must be one of {', '.join(ACTIONS)}.", reason="invalid_parameter"
+        )
+    if not isinstance(action, str) or action not in ACTIONS[requested]:
+        raise InvalidRequest(
+            f"A {requested} can only {' or '.join(ACTIONS[requested])}.",
+            reason="invalid_parameter",
+        )
+    if operation is None:
+        raise Conflict(f"No {requested} is in progress.", reason="no_operation")
+    if operation != requested:
+        raise Conflict(
+            f"A {operation} is in progress, not a {requested}; reload the status.",
+            reason="no_operation",
+        )
+    return operation
+
+
+async def refuse_untrusted_programs(
+    runner: GitRunner, repo: Repo, operation: str, action: str
+) -> None:
+    """What continuing or skipping would run that an untrusted repository may not make run:
+    its own merge drivers (the next commits are merged), a custom merge strategy, the exec
+    lines of a rebase's todo list (the state files come with the repository's git folder, so
+    a shared folder or archive can bring them), a signing program without a neutral value,
+    a signature with the user's key that the state asks for."""
+    if repo.trusted or action not in ("continue", "skip") or operation == "bisect":
+        return
+    named = list(repo.safety.commit_programs) + list(repo.safety.merge_programs)
+    strategies = []
+    for folder in ("rebase-merge", "rebase-apply"):
+        strategies.append((await _state_text(runner, repo, f"{folder}/strategy")).strip())
+        # git rebase signs every commit it makes with the key this names (-S<key>); not
+        # configuration, so commit.gpgsign set back to false does not cover it.
+        if (await _state_text(runner, repo, f"{folder}/gpg_sign_opt")).strip():
+            named.append(f"a signature with your key ({folder}/gpg_sign_opt)")
+    options = await _state_options(runner, repo, "sequencer/opts")
+    strategies += options.get("options.strategy", [])
+    if "options.gpg-sign" in options:
+        named.append("a signature with your key (sequencer/opts gpg-sign)")
+    named += [f"the merge strategy {s!r}" for s in strategies if s and s not in _BUILTIN]
+    for line in (await _state_text(runner, repo, "rebase-merge/git-rebase-todo")).splitlines():
+        words = line.split(None, 1)
+        if words and words[0].lower() in _EXEC_COMMANDS:
+            named.append(f"the command {line.strip()[:80]!r}")
+            break
+    if named:
+        raise AccessDenied(
+            f"To {action} this {operation}, git would run what this repository names "
+            f"({'; '.join(named[:4])}). Trust the repository in the Git panel to do it here, "
+            f"or run git {operation} --{action} in a terminal.",
+            reason="untrusted_repository",
+        )
+
+
+def _refuse_odd_state(repo: Repo, relative: str) -> str:
+    """The path of a state file, refused if it is a link or not a plain file: git follows
+    a link to read it (the diff below would show where it points, not what git reads), and
+    would wait on a FIFO."""
+    path = os.path.join(repo.git_dir, *relative.split("/"))
+    if os.path.islink(path) or (os.path.lexists(path) and not os.path.isfile(path)):
+        raise AccessDenied(
+            f"{relative} in this repository's git folder is not a plain file; git would read "
+            "what it points to. Trust the repository in the Git panel, or continue in a "
+            "terminal.",
+            reason="untrusted_repository",
+        )
+    return path
+
+
+def _state_exists(path: str) -> bool:
+    return os.path.lexists(path)
+
+
+async def _state_options(runner: GitRunner, repo: Repo, relative: str) -> dict[str, list[str]]:
+    """A state file in git's config format (sequencer/opts), parsed by git as the sequencer
+    parses it (any layout: "[options] strategy = x" is one line); {key: [values]}."""
+    path = _refuse_odd_state(repo, relative)
+    result = await runner.run(
+        _OUTSIDE, "config", "--file", path, "--list", "-z", check=False, env=_OUTSIDE_ENV
+    )
+    found: dict[str, list[str]] = {}
+    for record in result.stdout.decode("utf-8", "replace").split("\0"):
+        key, _, value = record.partition("\n")
+        if key:
+            found.setdefault(key.lower(), []).append(value.strip())
+    if result.code != 0 and _state_exists(path):
+        # git could not parse it: the sequencer would not either, but say so rather than
+        # guess what it holds.
+        found.setdefault("options.strategy", []).append("(unreadable sequencer/opts)")
+    return found
+
+
+# Where state files are read: a folder in no repository (discovery does not go above it), so
+# none of the repository's attributes (working-tree-encoding=UTF-16LE for git-rebase-todo in
+# .git/info/attributes turned its lines into other characters) or configuration
+# (core.bigFileThreshold: "binary", no lines) apply.
+_OUTSIDE = os.path.dirname(os.devnull)
+_OUTSIDE_ENV = {"GIT_CEILING_DIRECTORIES": os.path.dirname(_OUTSIDE)}
+
+
+async def _state_text(runner: GitRunner, repo: Repo, relative: str) -> str:
+    """A small state file of the operation in progress, in the worktree's git folder ("" if
+    there is none), read by git itself (a diff against nothing: its lines, each after a +),
+    outside the repository. --text: a NUL byte (git reads the todo list up to it) made the
+    file "binary", with no lines shown."""
+    path = _refuse_odd_state(repo, relative)
+    result = await runner.run(
+        _OUTSIDE,
+        "diff",
+        "--no-index",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--text",
+        "-U0",
+        "--",
+        os.devnull,
+        path,
+        check=False,
+        cap=_STATE_CAP,
+        env=_OUTSIDE_ENV,
+    )
+    if result.code != 1:
+        return ""  # 1: differs from nothing; anything else: no such file
+    lines = result.stdout.decode("utf-8", "replace").split("\n")
+    start = next((i for i, line in enumerate(lines) if line.startswith("@@")), len(lines))
+    return "\n".join(line[1:] for line in lines[start + 1 :] if line.startswith("+"))
+
+
+@dataclass
+class ActionResult:
+    output: str
+    stopped: bool  # stopped again on conflicts (a rebase's next commit, ...)
+
+
+async def run_action(
+    runner: GitRunner, repo: Repo, operation: str, action: str, *, conflicted: bool, timeout: float
+) -> ActionResult:
+    """``git <operation> --<action>`` (``git bisect reset``), never waiting for an editor:
+    the runner's GIT_EDITOR=true keeps the prepared message (MERGE_MSG, the commit's own)."""
+    if action == "continue" and conflicted:
+        raise Conflict(
+            f"Resolve the conflicted files and stage them before continuing the {operation}.",
+            reason="unmerged_files",
+        )
+    # Hooks run as for a commit: only in a trusted repository (core.hooksPath otherwise).
+    args = ["bisect", "reset"] if operation == "bisect" else [operation, f"--{action}"]
+    result = await runner.run(repo, *args, check=False, hooks=True, timeout=timeout)
+    output = _capped(result.stdout.decode("utf-8", "replace") + result.stderr)
+    if result.code == 0:
+        return ActionResult(output, stopped=False)
+    after = await conflict_stages_any(runner, repo)
+    if after and repo.operation() is not None:
+        return ActionResult(output, stopped=True)
+    lowered = result.stderr.lower()
+    if "please tell me who you are" in lowered or "unable to auto-detect email" in lowered:
+        raise _identity_error()
+    if "is now empty" in lowered or "no changes - did you forget" in lowered:
+        raise Conflict(
+            f"With the conflicts resolved this way, the commit changes nothing: skip it "
+            f"(or abort the {operation}). git said:\n{output}",
+            reason="empty_commit",
+        )
+    raise Conflict(
+        f"git {' '.join(args)} failed:\n{output}" if output else f"git {' '.join(args)} failed.",
+        reason="operation_failed",
+    )
+
+
+async def conflict_stages_any(runner: GitRunner, repo: Repo) -> bool:
+    """Whether any path is unmerged."""
+    result = await runner.run(repo, "ls-files", "-u", "-z", cap=4096, check=False)
+    return bool(result.stdout)
+
+
+# -- identity ------------------------------------------------------------------------------
+
+IDENTITY_SCOPES = ("local", "global")
+_IDENTITY_KEYS = ("user.name", "user.email")
+
+
+async def identity(runner: GitRunner, repo: Repo) -> dict[str, Any]:
+    """The user.name and user.email git would commit with here, and where each is set."""
+    found: dict[str, Any] = {}
+    for key in _IDENTITY_KEYS:
+        result = await runner.run(
+            repo, "config", "--show-scope", "--get", key, check=False, cap=64 * 1024
+        )
+        scope, _, value = result.text.rstrip("\n").partition("\t")
+        short = key.split(".")[1]
+        found[short] = value if result.code == 0 else None
+        found[f"{short}_scope"] = scope if result.code == 0 else None
+    found["configured"] = bool(found["name"]) and bool(found["email"])
+    return found
+
+
+def check_identity_value(value: object, name: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidRequest(f"'{name}' must be a non-empty string.", reason="invalid_parameter")
+    value = value.strip()
+    if any(ord(c) < 32 or ord(c) == 127 for c in value) or len(value) > 256:
+        raise InvalidRequest(
+            f"'{name}' must be one line of at most 256 characters.", reason="invalid_parameter"
+        )
+    if name == "email" and ("<" in value or ">" in value):
+        raise InvalidRequest("'email' may not contain < or >.", reason="invalid_parameter")
+    if name == "name" and ("<" in value or ">" in value):
+        raise InvalidRequest("'name' may not contain < or >.", reason="invalid_parameter")
+    return value
+
+
+async def set_identity(runner: GitRunner, repo: Repo, name: str, email: str, scope: object) -> None:
+    """Write user.name and user.email into the repository's configuration (``local``) or
+    the user's own (``global``, ~/.gitconfig or what GIT_CONFIG_GLOBAL names)."""
+    if scope not in IDENTITY_SCOPES:
+        raise InvalidRequest("'scope' must be local or global.", reason="invalid_parameter")
+    if scope == "local" and not repo.trusted:
+        _refuse_linked_config(repo)
+    for key, value in (("user.name", name), ("user.email", email)):
+        result = await runner.run(repo, "config", f"--{scope}", key, value, check=False)
+        if result.code != 0:
+            raise Conflict(
+                f"git could not write {key} ({scope}): {result.stderr.strip()}",
+                reason="config_failed",
+            )
+
+
+def _refuse_linked_config(repo: Repo) -> None:
+    """git config writes through a link: an archive's .git/config linked to a file elsewhere
+    (one that does not exist yet, too) would get the values written there."""
+    config = os.path.join(repo.common_dir or repo.git_dir, "config")
+    if os.path.islink(config):
+        raise AccessDenied(
+            f"{config} is a link: saving the identity would write to the file it points to. "
+            "Trust the repository in the Git panel, or save it for all repositories.",
+            reason="untrusted_repository",
+        )
+
+
+def _identity_error() -> Conflict:
+    return Conflict(
+        "git does not know who you are: user.name and user.email are not set. Enter your "
+        "name and email to commit (saved for this repository, or for all of them).",
+        reason="identity_unknown",
+    )
 
 
 # -- remotes -----------------------------------------------------------------------------

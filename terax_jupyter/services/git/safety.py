@@ -106,6 +106,9 @@ _NETWORK = re.compile(
 )
 # Keys only a commit uses that name a program and have no neutral value.
 _COMMIT = frozenset({"gpg.ssh.defaultkeycommand"})
+# A merge driver (.gitattributes ``merge=<name>``) is a program git runs for each file it
+# merges; an empty command is no faithful "no driver", so what merges refuses instead.
+_MERGE = re.compile(r"^merge\..*\.driver$", re.DOTALL)
 # Keys of the repository's own configuration worth telling the user about before trusting:
 # what trusting would let run. (Programs covered by flags, like diff drivers, are included:
 # they are part of what the repository asks for.)
@@ -175,6 +178,8 @@ class Safety:
     network_programs: tuple[str, ...] = ()
     # Repository keys that name programs a commit would run, without a neutral value.
     commit_programs: tuple[str, ...] = ()
+    # Repository keys that name merge drivers (continuing a rebase or cherry-pick merges).
+    merge_programs: tuple[str, ...] = ()
     # What the repository's configuration names, for the trust prompt: (key, value).
     programs: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
@@ -223,6 +228,7 @@ def assess(entries: Iterable[ConfigEntry], *, trusted: bool) -> Safety:
     drivers: dict[str, None] = {}
     network: dict[str, None] = {}
     commit: dict[str, None] = {}
+    merge: dict[str, None] = {}
     neutral: dict[str, str] = {}
     for entry in entries:
         lowered = entry.key.lower()
@@ -240,6 +246,8 @@ def assess(entries: Iterable[ConfigEntry], *, trusted: bool) -> Safety:
             network[entry.key] = None
         elif lowered in _COMMIT:
             commit[entry.key] = None
+        elif _MERGE.match(lowered):
+            merge[entry.key] = None
         elif lowered in _PROGRAM_DEFAULTS:
             neutral.setdefault(lowered, _PROGRAM_DEFAULTS[lowered])
     for name in drivers:
@@ -258,6 +266,7 @@ def assess(entries: Iterable[ConfigEntry], *, trusted: bool) -> Safety:
         overrides=tuple(overrides),
         network_programs=tuple(network),
         commit_programs=tuple(commit),
+        merge_programs=tuple(merge),
         programs=programs,
     )
 

@@ -231,3 +231,86 @@ def history(tmp_path: Path) -> tuple[Repo, dict[str, str]]:
 
 def graph_rows(page: dict[str, Any]) -> list[tuple[str, tuple[str, ...], dict[str, Any]]]:
     return [(c["oid"], tuple(c["parents"]), c["graph"]) for c in page["commits"]]
+
+
+def pull_request_dag(size: int, seed: int, *, pulls: int) -> tuple[list[Commit], dict[str, str]]:
+    """A hosted project's history as a mirror has it, newest first, and its refs.
+
+    A main line where topic branches fork, grow and are merged back; beside it ``pulls``
+    pull requests of one to four commits that fork from an older main commit and end there:
+    some merged, most not (closed, or squashed in), each with its ``refs/pull/N/head`` and,
+    for the open ones, the ``refs/pull/N/merge`` commit a host makes of main and the pull
+    request. Most lanes of such a graph end soon after they begin: the layout must give
+    their columns back, as ``git log --graph`` does.
+    """
+    rnd = random.Random(seed)
+    made: list[Commit] = []
+
+    def new(parents: Sequence[str]) -> str:
+        oid = f"{len(made):040x}"
+        made.append((oid, tuple(parents)))
+        return oid
+
+    refs: dict[str, str] = {}
+    main = new(())
+    mains = [main]
+    topics: list[str] = []
+    opened = 0
+    while len(made) < size:
+        pick = rnd.random()
+        if pick < 0.35 or not topics:
+            main = new([main])
+            mains.append(main)
+            if len(topics) < 4 and rnd.random() < 0.3:
+                topics.append(main)
+        elif pick < 0.55:
+            k = rnd.randrange(len(topics))
+            topics[k] = new([topics[k]])
+        elif pick < 0.62:
+            main = new([main, topics.pop(rnd.randrange(len(topics)))])
+            mains.append(main)
+        elif opened < pulls:
+            opened += 1
+            tip = mains[max(0, len(mains) - 1 - rnd.randrange(40))]
+            for _ in range(rnd.randint(1, 4)):
+                tip = new([tip])
+            refs[f"refs/pull/{opened}/head"] = tip
+            if rnd.random() < 0.25:
+                main = new([main, tip])
+                mains.append(main)
+            elif rnd.random() < 0.5:
+                refs[f"refs/pull/{opened}/merge"] = new([main, tip])
+        else:
+            main = new([main])
+            mains.append(main)
+    for n, topic in enumerate(topics):
+        refs[f"refs/heads/topic-{n}"] = topic
+    refs["refs/heads/main"] = main
+    refs["refs/tags/v1"] = mains[len(mains) // 2]
+    return made[::-1], refs
+
+
+def import_with_refs(root: Path, commits: Sequence[Commit], refs: dict[str, str]) -> dict[str, str]:
+    """``fast_import`` a DAG with refs in any namespace (``{full ref name: DAG id}``); HEAD
+    on main. Returns the DAG's ids mapped to the real object ids."""
+    mapping = fast_import(root, commits, {"main": refs["refs/heads/main"]})
+    updates = "".join(f"update {name} {mapping[oid]}\n" for name, oid in refs.items())
+    subprocess.run(
+        ["git", "-C", str(root), "update-ref", "--stdin"],
+        input=updates,
+        text=True,
+        check=True,
+        env={**os.environ, **GIT_ENV},
+    )
+    return mapping
+
+
+def git_graph_columns(root: Path | str, *revisions: str) -> int:
+    """How many columns ``git log --graph`` uses at its widest, its own lanes' count: the
+    graph part of every line (the commit id cut off commit lines), two characters a column."""
+    text = git(root, "-c", "color.ui=never", "log", "--graph", "--format=%H", *revisions)
+    widest = 0
+    for line in text.splitlines():
+        graph = line[:-40] if "*" in line else line
+        widest = max(widest, (len(graph.rstrip()) + 1) // 2)
+    return widest

@@ -203,3 +203,60 @@ async def test_an_empty_path_is_the_server_root(terax_api: Api, jp_root_dir: Pat
     write(jp_root_dir, "top.txt", "x\n")
     status = await terax_api("git/status", params={"path": ""})
     assert [e["path"] for e in status["untracked"]] == ["top.txt"]
+
+
+async def test_conflict_take_side_continue_and_identity(
+    terax_api: Api, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real merge conflict through HTTP: the conflicted diff, take theirs, continue; the
+    refusals are 409 with their reason; the identity is read and set."""
+    git(repo, "switch", "-q", "-c", "other")
+    write(repo, "notes.txt", "theirs\n")
+    commit_all(repo, "theirs")
+    git(repo, "switch", "-q", "main")
+    write(repo, "notes.txt", "ours\n")
+    commit_all(repo, "ours")
+    git(repo, "merge", "other", check=False)
+    diff = await terax_api("git/diff", params={"path": "repo", "file": "notes.txt"})
+    assert diff["status"] == "conflicted"
+    assert diff["conflict"]["sides"]["theirs"]["text"] == "theirs\n"
+    code, error = await failure(
+        terax_api, "git/operation", method="POST",
+        body={"path": "repo", "operation": "merge", "action": "continue"},
+    )  # fmt: skip
+    assert (code, error["reason"]) == (409, "unmerged_files")
+    code, error = await failure(
+        terax_api, "git/resolve", method="POST",
+        body={"path": "repo", "files": ["nope.txt"], "side": "ours"},
+    )  # fmt: skip
+    assert (code, error["reason"]) == (409, "not_conflicted")
+    status = await terax_api(
+        "git/resolve",
+        method="POST",
+        body={"path": "repo", "files": ["notes.txt"], "side": "theirs"},
+    )
+    assert status["conflicted"] == []
+    assert status["operation"] == "merge"
+    result = await terax_api(
+        "git/operation", method="POST",
+        body={"path": "repo", "operation": "merge", "action": "continue"},
+    )  # fmt: skip
+    assert result["status"]["operation"] is None
+    assert result["stopped"] is False
+    code, error = await failure(
+        terax_api, "git/operation", method="POST",
+        body={"path": "repo", "operation": "merge", "action": "abort"},
+    )  # fmt: skip
+    assert (code, error["reason"]) == (409, "no_operation")
+    identity = await terax_api("git/identity", params={"path": "repo"})
+    assert set(identity) >= {"name", "email", "configured"}
+    updated = await terax_api(
+        "git/identity", method="PUT",
+        body={"path": "repo", "name": "Grace", "email": "grace@example.com"},
+    )  # fmt: skip
+    assert (updated["name"], updated["name_scope"]) == ("Grace", "local")
+    code, error = await failure(
+        terax_api, "git/identity", method="PUT",
+        body={"path": "repo", "name": "Grace", "email": "g@x", "scope": "system"},
+    )  # fmt: skip
+    assert (code, error["reason"]) == (400, "invalid_parameter")

@@ -81,6 +81,8 @@ async def test_filters_over_http(terax_api: Api, named: dict[str, str]) -> None:
         ({"file": "../../etc/passwd"}, 400, "invalid_path"),
         ({"file": "--output=x"}, 400, "invalid_path"),
         ({"query": "a\u0007b"}, 400, "invalid_parameter"),
+        ({"refs": "pull"}, 400, "invalid_parameter"),
+        ({"refs": "--all"}, 400, "invalid_parameter"),
     ],
 )
 async def test_log_refusals(
@@ -147,3 +149,30 @@ async def test_history_changed_is_a_conflict(
         terax_api, "git/log", params={"path": "repo", "limit": 2, "cursor": first["cursor"]}
     )
     assert (code, reason) == (409, "history_changed")
+
+
+async def test_refs_over_http(terax_api: Api, named: dict[str, str], jp_root_dir: Path) -> None:
+    root = jp_root_dir / "repo"
+    tree = git(root, "rev-parse", "main^{tree}").strip()
+    pull = git(root, "commit-tree", "-p", named["c4"], "-m", "pull request 1", tree).strip()
+    git(root, "update-ref", "refs/pull/1/head", pull)
+    default = await terax_api("git/log", params={"path": "repo"})
+    assert pull not in {c["oid"] for c in default["commits"]}
+    assert len(default["commits"]) == 10
+    everything = await terax_api("git/log", params={"path": "repo", "refs": "all"})
+    assert everything["commits"][0]["oid"] == pull
+    assert everything["lanes"] == []
+    check_layout(
+        [(c["oid"], tuple(c["parents"])) for c in everything["commits"]],
+        [c["graph"] for c in everything["commits"]],
+    )
+    # A page from the middle carries the lanes above it.
+    second = await terax_api(
+        "git/log",
+        params={"path": "repo", "refs": "all", "limit": 2, "cursor": (
+            await terax_api("git/log", params={"path": "repo", "refs": "all", "limit": 2})
+        )["cursor"]},
+    )  # fmt: skip
+    assert second["lanes"]
+    code, reason = await failure(terax_api, "git/log", params={"path": "repo", "refs": "bogus"})
+    assert (code, reason) == (400, "invalid_parameter")

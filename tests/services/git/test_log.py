@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from terax_jupyter.exceptions import Conflict, InvalidRequest, NotFound
+from terax_jupyter.services.git.graph import decode_rows
 from terax_jupyter.services.git.log import GitHistory, parse_decorations, parse_log
 
 from .history_fixtures import (
@@ -94,7 +95,9 @@ async def test_first_page_order_refs_and_lanes(log: GitHistory, history: History
     assert {"kind": "remote", "name": "origin/main"} in by[c["m1"]]["refs"]
     assert by[c["c2"]]["refs"] == [{"kind": "tag", "name": "v1"}]
     assert by[c["m2"]]["parents"] == [c["m1"], c["a"], c["b"]]
-    merges = [e for e in by[c["m2"]]["graph"]["edges"] if e["kind"] == "merge"]
+    rows = decode_rows(page["lanes"], [x["graph"] for x in page["commits"]])
+    graphs = dict(zip(oids, rows, strict=True))
+    merges = [e for e in graphs[c["m2"]]["edges"] if e["kind"] == "merge"]
     assert len(merges) == 2
     first = page["commits"][0]
     assert first["short"] == first["oid"][:7]
@@ -219,7 +222,8 @@ async def test_filters_are_flat_and_literal(log: GitHistory, history: History) -
     page = await log.log(repo, query="FEATURE: MORE (#")
     assert page["graph"] is False
     assert [x["oid"] for x in page["commits"]] == [c["f2"]]
-    assert page["commits"][0]["graph"] == {"column": 0, "color": 0, "edges": []}
+    assert page["commits"][0]["graph"] is None
+    assert "lanes" not in page
     by_author = await log.log(repo, author="ADA@EXAMPLE")
     assert len(by_author["commits"]) == 10  # every commit, merges included
     nobody = await log.log(repo, author="nobody")
@@ -261,7 +265,13 @@ async def test_option_like_filters_are_text(log: GitHistory, history: History) -
 
 async def test_empty_repository(log: GitHistory, tmp_path: Path) -> None:
     repo = repo_of(init(tmp_path / "empty"))
-    assert await log.log(repo) == {"commits": [], "cursor": None, "total_known": 0, "graph": True}
+    assert await log.log(repo) == {
+        "commits": [],
+        "cursor": None,
+        "total_known": 0,
+        "graph": True,
+        "lanes": [],
+    }
 
 
 async def test_generated_history_pages_keep_the_invariants(log: GitHistory, tmp_path: Path) -> None:
@@ -307,3 +317,162 @@ async def test_commit_graph_off(log: GitHistory, history: History) -> None:  # n
     await log.log(repo)
     await log.wait_commit_graph(repo.root)
     assert not await log.has_commit_graph(repo)
+
+
+# -- which refs the graph starts from ------------------------------------------------------------
+
+
+@pytest.fixture
+def hosted(history: History) -> tuple[Repo, dict[str, str]]:  # noqa: F811
+    """The history as a mirror of a hosted repository has it: a pull request's head and the
+    merge commit the host made of it, a review tool's ref, a remote-tracking branch ahead of
+    main, a tag on a commit of no branch, and a detached HEAD on a commit of no branch."""
+    repo, c = history
+    root = repo.root
+    c["pr"] = commit_tree(root, "pull request 7", c["c4"])
+    c["pr_merge"] = commit_tree(root, "Merge pull request 7 into main", c["c4"], c["pr"])
+    c["review"] = commit_tree(root, "reviewable snapshot", c["c3"])
+    c["remote"] = commit_tree(root, "pushed elsewhere", c["c4"])
+    c["tagged"] = commit_tree(root, "released from a detached HEAD", c["m1"])
+    c["detached"] = commit_tree(root, "work on a detached HEAD", c["c2"])
+    git(root, "update-ref", "refs/pull/7/head", c["pr"])
+    git(root, "update-ref", "refs/pull/7/merge", c["pr_merge"])
+    git(root, "update-ref", "refs/reviewable/pr7/r1", c["review"])
+    git(root, "update-ref", "refs/remotes/origin/main", c["remote"])
+    git(root, "tag", "v3", c["tagged"])
+    git(root, "checkout", "-q", "--detach", c["detached"])
+    return repo, c
+
+
+def commit_tree(root: str, message: str, *parents: str) -> str:
+    """A commit of the first parent's tree, on no branch."""
+    args = [arg for parent in parents for arg in ("-p", parent)]
+    return git(root, "commit-tree", *args, "-m", message, f"{parents[0]}^{{tree}}").strip()
+
+
+async def listed(log: GitHistory, repo: Repo, **options: Any) -> list[str]:
+    return [x["oid"] for x in await all_pages(log, repo, 4, **options)]
+
+
+async def test_pull_request_refs_are_left_out_by_default(
+    log: GitHistory, hosted: tuple[Repo, dict[str, str]]
+) -> None:
+    repo, c = hosted
+    branches = await listed(log, repo)
+    assert branches == await listed(log, repo, refs="branches")
+    assert branches == git(
+        repo.root, "log", "--topo-order", "--format=%H", "--branches", "--remotes", "--tags",
+        "HEAD",
+    ).split()  # fmt: skip
+    assert {c["remote"], c["tagged"], c["detached"], c["c4"]} <= set(branches)
+    assert not {c["pr"], c["pr_merge"], c["review"]} & set(branches)
+
+    everything = await listed(log, repo, refs="all")
+    assert (
+        everything
+        == git(
+            repo.root, "log", "--topo-order", "--format=%H", "--exclude=refs/stash", "--all"
+        ).split()
+    )
+    assert {c["pr"], c["pr_merge"], c["review"]} <= set(everything)
+
+    local = await listed(log, repo, refs="local")
+    assert (
+        local == git(repo.root, "log", "--topo-order", "--format=%H", "--branches", "HEAD").split()
+    )
+    assert c["detached"] in local
+    assert not {c["remote"], c["tagged"], c["pr"]} & set(local)
+
+    # Every scope is a whole graph: the lanes of its pages check out.
+    for refs in ("branches", "all", "local"):
+        commits = await all_pages(log, repo, 3, refs=refs)
+        check_layout(
+            [(x["oid"], tuple(x["parents"])) for x in commits], [x["graph"] for x in commits]
+        )
+
+
+async def test_a_cursor_belongs_to_its_refs(
+    log: GitHistory, hosted: tuple[Repo, dict[str, str]]
+) -> None:
+    repo, _ = hosted
+    first = await log.log(repo, limit=2)
+    with pytest.raises(InvalidRequest) as caught:
+        await log.log(repo, limit=2, cursor=first["cursor"], refs="all")
+    assert caught.value.reason == "bad_cursor"
+    # A pull request fetched into refs/pull/* changes nothing the default view draws: its
+    # cursor stays good. The view of every ref has moved.
+    everything = await log.log(repo, limit=2, refs="all")
+    git(repo.root, "update-ref", "refs/pull/8/head", git(repo.root, "rev-parse", "main").strip())
+    assert (await log.log(repo, limit=2, cursor=first["cursor"]))["commits"]
+    with pytest.raises(Conflict) as moved:
+        await log.log(repo, limit=2, cursor=everything["cursor"], refs="all")
+    assert moved.value.reason == "history_changed"
+
+
+@pytest.mark.parametrize("refs", ["pull", "ALL", "branches ", "refs/pull/*", "--all", 3, ["all"]])
+async def test_bad_refs_are_refused_and_change_nothing(
+    runner: GitRunner,  # noqa: F811
+    history: History,  # noqa: F811
+    refs: object,
+) -> None:
+    repo, _ = history
+    log = GitHistory(runner, write_commit_graph=True)
+    with pytest.raises(InvalidRequest) as caught:
+        await log.log(repo, refs=refs)  # type: ignore[arg-type]
+    assert caught.value.reason == "invalid_parameter"
+    assert "'branches', 'all', 'local'" in str(caught.value)
+    await log.wait_commit_graph(repo.root)
+    assert not await log.has_commit_graph(repo)  # refused before anything ran
+    assert not log._layouts
+    await log.close()
+
+
+async def test_an_unborn_head_with_other_branches(log: GitHistory, history: History) -> None:  # noqa: F811
+    repo, c = history
+    git(repo.root, "checkout", "-q", "--orphan", "fresh")
+    for refs in ("branches", "local", "all"):
+        oids = await listed(log, repo, refs=refs)
+        assert oids[0] == c["c4"]
+        assert len(oids) == 10
+
+
+async def test_pages_after_the_first_are_read_ahead(
+    runner: GitRunner,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Scrolling through a history runs git log once per few thousand rows, not once per page
+    # (each run walks the whole topological order again when there is no commit-graph).
+    dag = random_dag(900, 3, branches=6, roots=2)
+    children = {p for _, parents in dag for p in parents}
+    tips = [oid for oid, _ in dag if oid not in children]
+    mapping = fast_import(tmp_path / "gen", dag, {f"tip{i}": t for i, t in enumerate(tips)})
+    repo = repo_of(tmp_path / "gen")
+    log = GitHistory(runner, write_commit_graph=False)
+    whole = (await log.log(repo, limit=1000))["commits"]
+    runs: list[str] = []
+    run = runner.run
+
+    async def counting(repo: Repo, *args: str, **options: Any) -> Any:
+        runs.append(args[0])
+        return await run(repo, *args, **options)
+
+    monkeypatch.setattr(runner, "run", counting)
+    commits = await all_pages(log, repo, 50)
+    assert commits == whole
+    assert runs.count("log") == 2  # the first page, then one read for the other 17
+
+    # Read ahead in smaller steps: the rows continue exactly across each new read.
+    monkeypatch.setattr("terax_jupyter.services.git.log._READ_AHEAD", 120)
+    runs.clear()
+    assert await all_pages(GitHistory(runner, write_commit_graph=False), repo, 50) == whole
+    assert 2 < runs.count("log") < 18
+    rows = graph_rows({"commits": commits})
+    check_layout([(oid, parents) for oid, parents, _ in rows], [g for _, _, g in rows])
+
+    # Rows read ahead are not served once the refs moved.
+    first = await log.log(repo, limit=50)
+    second = await log.log(repo, limit=50, cursor=first["cursor"])
+    git(repo.root, "branch", "moved", mapping[tips[-1]])
+    with pytest.raises(Conflict):
+        await log.log(repo, limit=50, cursor=second["cursor"])
