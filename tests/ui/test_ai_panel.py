@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import re
+import socket
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -21,6 +23,8 @@ from .conftest import STUB_KEY
 from .helpers import DARK, LIGHT, artifact_name, change_theme, wait_for_lab
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from playwright.sync_api import Locator, Page
 
     from terax_jupyter.testing.model_stub import ModelStub
@@ -468,3 +472,197 @@ def test_a_cut_answer_shows_a_note_and_continues_with_a_higher_limit(
         "The provider's content filter stopped the answer.", timeout=TIMEOUT_MS
     )
     expect(filtered.get_by_role("button")).to_have_count(0)
+
+
+# -- connecting a model (issue 16, item 9) and the model bar's width (item 8) ---------------
+
+
+def provider_api(lab: LabServer, provider: str, method: str, body: dict | None = None) -> None:
+    """PUT or DELETE the user's settings of a provider (a missing entry is fine to delete)."""
+    request = urllib.request.Request(
+        f"{lab.url}terax/api/ai/providers/{provider}",
+        data=None if body is None else json.dumps(body).encode("utf-8"),
+        method=method,
+        headers={"Authorization": f"token {lab.token}", "Content-Type": "application/json"},
+    )
+    with contextlib.suppress(urllib.error.HTTPError):
+        urllib.request.urlopen(request, timeout=10).close()
+
+
+@pytest.fixture
+def silent_ollama(root_lab: LabServer) -> Iterator[int]:
+    """Ollama moved to a port that takes connections and never answers (a hung server):
+    the connection test must say it is testing, then why it failed."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        port = int(server.getsockname()[1])
+        provider_api(root_lab, "ollama", "PUT", {"base_url": f"http://127.0.0.1:{port}/v1"})
+        try:
+            yield port
+        finally:
+            provider_api(root_lab, "ollama", "DELETE")
+
+
+def unconnect(panel: Locator) -> Locator:
+    """Choose a hosted provider that has no key: the chat shows the empty state."""
+    bar = panel.locator(".jp-TeraxAi-modelBar")
+    bar.get_by_label("Provider").select_option("openai")
+    connect = panel.get_by_role("group", name="Connect a model")
+    expect(connect).to_be_visible(timeout=TIMEOUT_MS)
+    return connect
+
+
+def test_a_new_user_connects_a_model_from_the_empty_state(
+    root_lab: LabServer,
+    page: Page,
+    model_stub: ModelStub,
+    silent_ollama: int,
+    request: pytest.FixtureRequest,
+) -> None:
+    panel = open_panel(page)
+    bar = panel.locator(".jp-TeraxAi-modelBar")
+    settings = panel.locator(".jp-TeraxAi-settings")
+    try:
+        connect = unconnect(panel)
+        expect(connect).to_contain_text("OpenAI needs an API key.")
+        for name in ("Ollama", "LM Studio", "Paste an API key", "Custom endpoint"):
+            expect(connect.get_by_role("button", name=re.compile(f"^{name}"))).to_be_visible()
+        page.screenshot(path=artifact_name(request, "-empty-light"))
+        change_theme(page, DARK)
+        try:
+            page.screenshot(path=artifact_name(request, "-empty-dark"))
+        finally:
+            change_theme(page, LIGHT)
+
+        # Ollama: chosen for the chat and shown in the settings, one selection.
+        connect.get_by_role("button", name=re.compile("^Ollama")).click()
+        expect(settings.get_by_label("Provider", exact=True)).to_have_value("ollama")
+        expect(bar.get_by_label("Provider")).to_have_value("ollama", timeout=TIMEOUT_MS)
+        # Its model list cannot be had: the field stays free text and says why.
+        note = settings.locator("[data-listing='failed']")
+        expect(note).to_contain_text("Could not list the models", timeout=30_000)
+        expect(note).to_contain_text(
+            f"did not answer within 6 s at http://127.0.0.1:{silent_ollama}"
+        )
+        expect(note).to_contain_text("Type the model id instead.")
+        # The test says it is running, then why it failed.
+        test = settings.get_by_role("button", name=re.compile("^(Test connection|Testing…)$"))
+        test.click()
+        expect(test).to_have_text("Testing…")
+        expect(test).to_be_disabled()
+        expect(
+            settings.get_by_role("status").filter(has_text="Testing the connection to Ollama")
+        ).to_be_visible()
+        page.screenshot(path=artifact_name(request, "-testing"))
+        result = settings.locator(".jp-TeraxAi-testResult.jp-mod-error").first
+        expect(result).to_contain_text("Ollama did not answer within 6 s", timeout=30_000)
+        expect(test).to_have_text("Test connection")
+        expect(test).to_be_enabled()
+
+        # Choosing in the model bar shows in the settings too.
+        bar.get_by_label("Provider").select_option("openai")
+        expect(settings.get_by_label("Provider", exact=True)).to_have_value(
+            "openai", timeout=TIMEOUT_MS
+        )
+
+        # Paste a key: the settings open at the hosted provider's key field.
+        panel.get_by_role("button", name="AI settings").click()  # back to the chat
+        connect.get_by_role("button", name=re.compile("^Paste an API key")).click()
+        expect(panel.get_by_label("API key for OpenAI")).to_be_focused(timeout=TIMEOUT_MS)
+
+        # A custom OpenAI-compatible endpoint: its form, then its listed models to pick from.
+        panel.get_by_role("button", name="AI settings").click()
+        connect.get_by_role("button", name=re.compile("^Custom endpoint")).click()
+        form = panel.get_by_role("region", name="Custom endpoint")
+        expect(form.get_by_label("Name", exact=True)).to_be_focused(timeout=TIMEOUT_MS)
+        form.get_by_label("Name", exact=True).fill("Stub endpoint")
+        form.get_by_label("Endpoint base URL").fill(model_stub.url)
+        local = form.get_by_label("On this machine or my network (a local address)")
+        expect(local).to_be_checked()  # a loopback address
+        form.get_by_role("button", name="Add endpoint").click()
+        expect(settings.get_by_label("Provider", exact=True)).to_have_value(
+            "stub-endpoint", timeout=TIMEOUT_MS
+        )
+        expect(bar.get_by_label("Provider")).to_have_value("stub-endpoint")
+        expect(settings.locator("[data-listing='ok']")).to_have_text(
+            "1 models to pick from.", timeout=TIMEOUT_MS
+        )
+        settings.get_by_role("button", name="Show models").click()
+        listbox = settings.get_by_role("listbox", name="Models of Stub endpoint")
+        listbox.get_by_role("option", name="stub-model").click()
+        expect(bar.get_by_label("Model")).to_have_value("stub-model", timeout=TIMEOUT_MS)
+        expect(settings.get_by_label("Model", exact=True)).to_have_value("stub-model")
+        page.screenshot(path=artifact_name(request, "-custom"))
+
+        # Connected: the chat is ready and answers through the new endpoint.
+        panel.get_by_role("button", name="AI settings").click()
+        expect(panel.get_by_role("group", name="Connect a model")).to_have_count(0)
+        model_stub.script([text("Connected through the endpoint.")])
+        ask(panel, "Hello endpoint")
+        expect(panel.locator(".jp-TeraxAi-markdown").last).to_have_text(
+            "Connected through the endpoint.", timeout=TIMEOUT_MS
+        )
+    finally:
+        use_stub_provider(panel)
+        provider_api(root_lab, "stub-endpoint", "DELETE")
+
+
+LONG_MODEL = "qwen2.5-coder:7b-instruct"  # a local model's usual kind of name
+
+
+def test_the_model_bar_fits_the_default_sidebar_width(
+    root_lab: LabServer, page: Page, model_stub: ModelStub, request: pytest.FixtureRequest
+) -> None:
+    panel = open_panel(page)
+    use_stub_provider(panel)
+    bar = panel.locator(".jp-TeraxAi-modelBar")
+    panel.get_by_role("button", name="AI settings").click()
+    settings = panel.locator(".jp-TeraxAi-settings")
+    settings.get_by_label("Model", exact=True).fill(LONG_MODEL)
+    settings.get_by_role("button", name="Use for chats").click()
+    expect(bar.get_by_label("Model")).to_have_value(LONG_MODEL, timeout=TIMEOUT_MS)
+    panel.get_by_role("button", name="AI settings").click()  # back to the chat
+    try:
+        # The sidebar's box, not the panel's: a panel wider than its sidebar is cut by it.
+        box = panel.locator("xpath=..").bounding_box()
+        assert box is not None
+        right = box["x"] + box["width"]
+        controls = {
+            "provider": bar.get_by_label("Provider"),
+            "model": bar.get_by_label("Model"),
+            "plan": panel.locator("label[title^='Plan mode']"),
+        }
+        for theme in (LIGHT, DARK):
+            change_theme(page, theme)
+            for name, control in controls.items():
+                shape = control.bounding_box()
+                assert shape is not None, name
+                # Inside the sidebar: nothing cut off at its right edge.
+                assert shape["x"] >= box["x"], (name, shape, box)
+                assert shape["x"] + shape["width"] <= right + 0.5, (name, shape, box)
+            # Each control shows its whole text: the Plan label, and the chosen model's
+            # name in its select (the text's width in the select's font, plus its arrow).
+            fits = panel.evaluate(
+                """p => {
+                    const label = p.querySelector("label[title^='Plan mode']");
+                    const select = p.querySelector('.jp-TeraxAi-modelBar [aria-label="Model"]');
+                    const style = getComputedStyle(select);
+                    const context = document.createElement('canvas').getContext('2d');
+                    context.font = `${style.fontSize} ${style.fontFamily}`;
+                    const text = select.options[select.selectedIndex].text;
+                    return {
+                        label: label.scrollWidth <= label.clientWidth,
+                        need: context.measureText(text).width + 24,
+                        have: select.clientWidth,
+                    };
+                }"""
+            )
+            assert fits["label"]
+            assert fits["have"] >= fits["need"], fits
+            suffix = "light" if theme == LIGHT else "dark"
+            page.screenshot(path=artifact_name(request, f"-{suffix}"))
+    finally:
+        change_theme(page, LIGHT)
+        bar.get_by_label("Model").select_option("stub-model")
+        expect(bar.get_by_label("Model")).to_have_value("stub-model", timeout=TIMEOUT_MS)

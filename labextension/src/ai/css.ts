@@ -9,6 +9,7 @@ export namespace CSS {
   export const iconButton = 'jp-TeraxAi-iconButton';
   export const modelBar = 'jp-TeraxAi-modelBar';
   export const select = 'jp-TeraxAi-select';
+  export const modelSelect = 'jp-TeraxAi-modelSelect';
   export const toggle = 'jp-TeraxAi-toggle';
   export const body = 'jp-TeraxAi-body';
   export const scroller = 'jp-TeraxAi-scroller';
@@ -101,6 +102,16 @@ export namespace CSS {
   export const textInput = 'jp-TeraxAi-textInput';
   export const keyState = 'jp-TeraxAi-keyState';
   export const testResult = 'jp-TeraxAi-testResult';
+  export const completionStatus = 'jp-TeraxAi-completionStatus';
+  export const hint = 'jp-TeraxAi-hint';
+  export const modelPicker = 'jp-TeraxAi-modelPicker';
+  export const modelList = 'jp-TeraxAi-modelList';
+  export const listingFailed = 'jp-TeraxAi-listingFailed';
+  export const testing = 'jp-TeraxAi-testing';
+  export const disclosure = 'jp-TeraxAi-disclosure';
+  export const checkRow = 'jp-TeraxAi-checkRow';
+  export const connect = 'jp-TeraxAi-connect';
+  export const connectChoice = 'jp-TeraxAi-connectChoice';
   export const section = 'jp-TeraxAi-section';
   export const agent = 'jp-TeraxAi-agent';
   export const toolChecks = 'jp-TeraxAi-toolChecks';

@@ -30,7 +30,7 @@ import { Composer, type FileSearch } from './composer';
 import { CSS } from './css';
 import { aiIcon, sessionsIcon } from './icons';
 import type { AiSessionModel } from './model';
-import type { AiPanelModel } from './panelmodel';
+import type { AiPanelModel, ConnectChoice } from './panelmodel';
 import { SettingsView } from './settings';
 
 /**
@@ -243,7 +243,10 @@ function ModelBar(props: {
         value={provider}
         disabled={running}
         aria-label={trans.__('Provider')}
-        title={trans.__('Provider')}
+        title={trans.__(
+          'Provider: %1',
+          providers.find(p => p.id === provider)?.label || provider || '—'
+        )}
         onChange={event => void model.choose(event.target.value, '')}
       >
         {!providers.some(p => p.id === provider) && (
@@ -256,11 +259,11 @@ function ModelBar(props: {
         ))}
       </select>
       <select
-        className={CSS.select}
+        className={`${CSS.select} ${CSS.modelSelect}`}
         value={current}
         disabled={running}
         aria-label={trans.__('Model')}
-        title={trans.__('Model')}
+        title={trans.__('Model: %1', current || '—')}
         onChange={event => void model.choose(provider, event.target.value)}
       >
         {!current && <option value="">{trans.__('choose a model')}</option>}
@@ -284,6 +287,80 @@ function ModelBar(props: {
         />
         {trans.__('Plan')}
       </label>
+    </div>
+  );
+}
+
+/**
+ * The first thing a new user meets: no model is connected yet. Each choice
+ * chooses its provider for the chat and opens the settings at the next step.
+ */
+function ConnectModel(props: {
+  model: AiPanelModel;
+  trans: TranslationBundle;
+}): JSX.Element {
+  const { model, trans } = props;
+  const problem = model.connectionProblem();
+  const provider = model.providers.find(p => p.id === model.currentProvider());
+  const why =
+    problem === 'key' && provider
+      ? trans.__('%1 needs an API key.', provider.label)
+      : problem === 'model' && provider
+        ? trans.__('Choose a model of %1.', provider.label)
+        : trans.__(
+            'Terax talks to a model you choose: one running here, or a hosted one with your key.'
+          );
+  const choices: {
+    choice: ConnectChoice;
+    title: string;
+    detail: string;
+  }[] = [
+    {
+      choice: 'ollama',
+      title: trans.__('Ollama'),
+      detail: trans.__('local models, on this machine (port 11434)')
+    },
+    {
+      choice: 'lmstudio',
+      title: trans.__('LM Studio'),
+      detail: trans.__('local models, on this machine (port 1234)')
+    },
+    {
+      choice: 'key',
+      title: trans.__('Paste an API key'),
+      detail: trans.__('OpenAI, Anthropic, Gemini, Mistral, OpenRouter, …')
+    },
+    {
+      choice: 'custom',
+      title: trans.__('Custom endpoint'),
+      detail: trans.__(
+        'any OpenAI-compatible server (vLLM, llama.cpp, a gateway)'
+      )
+    }
+  ];
+  return (
+    <div
+      className={CSS.connect}
+      role="group"
+      aria-label={trans.__('Connect a model')}
+      data-problem={problem ?? ''}
+    >
+      <p>
+        <strong>{trans.__('Connect a model')}</strong>
+      </p>
+      <p>{why}</p>
+      {choices.map(item => (
+        <button
+          key={item.choice}
+          type="button"
+          className={CSS.connectChoice}
+          data-choice={item.choice}
+          onClick={() => void model.connect(item.choice)}
+        >
+          <span>{item.title}</span>
+          <small>{item.detail}</small>
+        </button>
+      ))}
     </div>
   );
 }
@@ -486,6 +563,8 @@ function ChatView(props: {
             <div className={CSS.empty}>
               {session?.loading ? (
                 <p>{trans.__('Loading…')}</p>
+              ) : model.connectionProblem() ? (
+                <ConnectModel model={model} trans={trans} />
               ) : (
                 <>
                   <p>

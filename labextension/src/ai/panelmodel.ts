@@ -18,9 +18,9 @@ import {
   type IConnectionTest,
   listAgents,
   listModels,
-  listProviders,
   listSessions,
   providerModels,
+  providerState,
   putProvider,
   setKey,
   testConnection,
@@ -41,6 +41,36 @@ import { AiSessionModel, requestError } from './model';
  * What the panel's body shows.
  */
 export type PanelView = 'chat' | 'sessions' | 'settings';
+
+/**
+ * The ways to connect a model the empty state offers.
+ */
+export type ConnectChoice = 'ollama' | 'lmstudio' | 'key' | 'custom';
+
+/**
+ * What the settings view puts first when it opens: the key field, or the
+ * form of a custom OpenAI-compatible endpoint.
+ */
+export type SettingsFocus = 'key' | 'custom' | null;
+
+/**
+ * Where the provider's own model list stands: `failed` keeps why, so the
+ * settings view can say it and offer free text.
+ */
+export interface IModelListing {
+  state: 'loading' | 'ok' | 'failed';
+  problem: string | null;
+}
+
+/**
+ * A custom OpenAI-compatible endpoint, as the settings form asks for it.
+ */
+export interface IEndpointFields {
+  label: string;
+  baseURL: string;
+  keyName: string;
+  local: boolean;
+}
 
 /**
  * Settings of the panel (from the settings registry).
@@ -128,6 +158,100 @@ export class AiPanelModel implements IDisposable {
   }
 
   /**
+   * Where the provider's own model list stands (null: never asked).
+   */
+  listing(provider: string): IModelListing | null {
+    return this._listing.get(provider) ?? null;
+  }
+
+  /**
+   * Why no model is connected yet, or null when the chat can be used: no
+   * provider, a hosted provider without a key, no model.
+   */
+  connectionProblem(): 'provider' | 'key' | 'model' | null {
+    if (!this._providersLoaded) {
+      return null; // not known yet: no "connect a model" flash before the list
+    }
+    const id = this.currentProvider();
+    const provider = this._providers.find(p => p.id === id);
+    if (!id || (!provider && this._providers.length)) {
+      return 'provider';
+    }
+    if (provider && provider.key_name && !provider.local && !provider.key_set) {
+      return 'key';
+    }
+    return this.currentModel() ? null : 'model';
+  }
+
+  /**
+   * What the settings view focuses when it opens next (then forgotten).
+   */
+  get settingsFocus(): SettingsFocus {
+    return this._settingsFocus;
+  }
+
+  clearSettingsFocus(): void {
+    this._settingsFocus = null;
+  }
+
+  /**
+   * One of the empty state's choices: the provider chosen for the chat
+   * (the settings view shows the same one) and the settings opened at what
+   * to do next.
+   */
+  async connect(choice: ConnectChoice): Promise<void> {
+    if (choice === 'ollama' || choice === 'lmstudio') {
+      this._settingsFocus = null;
+      this.setView('settings');
+      await this.choose(choice, '');
+      return;
+    }
+    if (choice === 'key') {
+      // A hosted provider first, so the key field it has is there to focus.
+      const current = this._providers.find(
+        p => p.id === this.currentProvider()
+      );
+      const hosted = (p: IAiProvider): boolean => !!p.key_name && !p.local;
+      if (!current || !hosted(current)) {
+        const first = this._providers.find(hosted);
+        if (first) {
+          await this.choose(first.id, '');
+        }
+      }
+    }
+    this._settingsFocus = choice;
+    this.setView('settings');
+    this._changed.emit();
+  }
+
+  /**
+   * Add a custom OpenAI-compatible endpoint and choose it; the problem, or
+   * null. The server validates the address as for any provider.
+   */
+  async addEndpoint(fields: IEndpointFields): Promise<string | null> {
+    const label = fields.label.trim();
+    const id = endpointId(label, this._providers);
+    if (!id) {
+      return 'Give the endpoint a name with a letter or digit.';
+    }
+    try {
+      await putProvider(id, {
+        kind: 'openai',
+        label,
+        base_url: fields.baseURL.trim(),
+        local: fields.local,
+        ...(fields.keyName.trim() ? { key_name: fields.keyName.trim() } : {})
+      });
+      await this.loadProviders();
+    } catch (error) {
+      return requestError(error).message;
+    }
+    this._settingsFocus = null;
+    await this.choose(id, '');
+    return null;
+  }
+
+  /**
    * The provider of the active session, or the one a new session gets.
    */
   currentProvider(): string {
@@ -158,6 +282,19 @@ export class AiPanelModel implements IDisposable {
   }
 
   setConfig(config: IAiPanelSettings): void {
+    // The settings registry saves a choice in two steps (provider, then
+    // model): the half-saved state in between is not a choice of the user's.
+    const saving = this._saving;
+    if (saving) {
+      if (
+        config.provider === saving.provider &&
+        config.model === saving.model
+      ) {
+        this._saving = null;
+      } else {
+        config = { ...config, provider: saving.provider, model: saving.model };
+      }
+    }
     this._config = config;
     this._changed.emit();
   }
@@ -186,7 +323,8 @@ export class AiPanelModel implements IDisposable {
     void this.loadProviders();
     await this.refreshSessions();
     if (!this._active && this._sessions.length) {
-      await this.select(this._sessions[0].id);
+      // In the background: a view opened meanwhile (the settings) stays.
+      await this.select(this._sessions[0].id, false);
     }
   }
 
@@ -213,15 +351,19 @@ export class AiPanelModel implements IDisposable {
   }
 
   /**
-   * Open a session in the chat.
+   * Open a session in the chat (`show`: and show the chat).
    */
-  async select(id: string): Promise<void> {
+  async select(id: string, show = true): Promise<void> {
     if (this._active?.id === id) {
-      this.setView('chat');
+      if (show) {
+        this.setView('chat');
+      }
       return;
     }
     this._setActive(new AiSessionModel({ id, settings: this._settings }));
-    this.setView('chat');
+    if (show) {
+      this.setView('chat');
+    }
     await this._active?.load();
   }
 
@@ -283,26 +425,46 @@ export class AiPanelModel implements IDisposable {
    * running) and as the default of new sessions.
    */
   async choose(provider: string, model: string): Promise<void> {
+    // The last choice wins: an earlier one still asking for models gives up.
+    const turn = ++this._chooseTurn;
     this._choosing = { provider, model };
     this._changed.emit();
     try {
-      await this._choose(provider, model);
+      await this._choose(provider, model, turn);
     } finally {
-      this._choosing = null;
+      if (turn === this._chooseTurn) {
+        this._choosing = null;
+      }
       this._changed.emit();
     }
   }
 
-  private async _choose(provider: string, model: string): Promise<void> {
+  private async _choose(
+    provider: string,
+    model: string,
+    turn: number
+  ): Promise<void> {
     if (!model && provider) {
-      // A provider alone: its first known model.
-      if (!this._models.has(provider)) {
-        await this.loadModels(provider);
+      // A provider alone: its first known model (asking its server once, or
+      // waiting for the answer to a question already asked).
+      const listing = this._listing.get(provider);
+      if (
+        !listing ||
+        listing.state === 'loading' ||
+        !this._models.has(provider)
+      ) {
+        await this.loadModels(provider, true);
+      }
+      if (turn !== this._chooseTurn) {
+        return;
       }
       model = this.models(provider)[0]?.id ?? '';
+      this._choosing = { provider, model };
     }
     this._config = { ...this._config, provider, model };
-    this._saveDefaults(provider, model);
+    if (this._saveDefaults(provider, model) === true) {
+      this._saving = { provider, model };
+    }
     const active = this._active;
     if (active && !active.state.running) {
       await active.update({ provider, model: model || null });
@@ -315,12 +477,19 @@ export class AiPanelModel implements IDisposable {
 
   async loadProviders(): Promise<void> {
     try {
-      const [providers, agents] = await Promise.all([
-        listProviders(),
+      const [state, agents] = await Promise.all([
+        providerState(),
         listAgents()
       ]);
-      this._providers = providers;
+      this._providers = state.providers;
       this._agents = agents;
+      this._providersLoaded = true;
+      if (state.default_provider && !this._serverDefaults.provider) {
+        this.setServerDefaults(
+          state.default_provider,
+          state.default_model ?? ''
+        );
+      }
       const provider = this.currentProvider();
       if (provider) {
         await this.loadModels(provider);
@@ -354,24 +523,62 @@ export class AiPanelModel implements IDisposable {
    * Known models of a provider; with `ask`, also the ones its server lists
    * (local servers: whatever is pulled).
    */
-  async loadModels(provider: string, ask = false): Promise<string | null> {
+  loadModels(provider: string, ask = false): Promise<string | null> {
+    // One question at a time per provider (the settings view, a choice and a
+    // provider refresh may all ask at once).
+    const key = `${provider}|${ask || this._isLocal(provider)}`;
+    let pending = this._loading.get(key);
+    if (!pending) {
+      pending = this._loadModels(provider, ask).finally(() =>
+        this._loading.delete(key)
+      );
+      this._loading.set(key, pending);
+    }
+    return pending;
+  }
+
+  private _isLocal(provider: string): boolean {
+    return !!this._providers.find(p => p.id === provider)?.local;
+  }
+
+  private async _loadModels(
+    provider: string,
+    ask: boolean
+  ): Promise<string | null> {
     let problem: string | null = null;
     const found = new Map<string, IAiModel>();
+    const entry = this._providers.find(p => p.id === provider);
+    const asking = ask || !!entry?.local;
     try {
       for (const model of await listModels(provider)) {
         found.set(model.id, model);
       }
-      const entry = this._providers.find(p => p.id === provider);
-      if (ask || entry?.local) {
-        for (const model of await providerModels(provider)) {
-          // What the user said about a model (its prices) beats the listing.
-          if (!found.has(model.id)) {
-            found.set(model.id, model);
-          }
-        }
-      }
     } catch (error) {
       problem = requestError(error).message;
+    }
+    if (asking && !problem) {
+      this._listing.set(provider, { state: 'loading', problem: null });
+      this._changed.emit();
+      try {
+        const listed = await providerModels(provider);
+        // The provider's own models first: they are what it serves now.
+        const own = new Map<string, IAiModel>();
+        for (const model of listed) {
+          // What the user said about a model (its prices) beats the listing.
+          own.set(model.id, found.get(model.id) ?? model);
+        }
+        for (const [id, model] of found) {
+          if (!own.has(id)) {
+            own.set(id, model);
+          }
+        }
+        found.clear();
+        own.forEach((model, id) => found.set(id, model));
+        this._listing.set(provider, { state: 'ok', problem: null });
+      } catch (error) {
+        problem = requestError(error).message;
+        this._listing.set(provider, { state: 'failed', problem });
+      }
     }
     this._models.set(provider, [...found.values()]);
     this._changed.emit();
@@ -392,6 +599,8 @@ export class AiPanelModel implements IDisposable {
     try {
       await setKey(entry.key_name, value);
       await this.loadProviders();
+      // With a key, the provider can say which models it has.
+      void this.loadModels(provider, true);
       return null;
     } catch (error) {
       return requestError(error).message;
@@ -408,9 +617,22 @@ export class AiPanelModel implements IDisposable {
     }
   }
 
+  /**
+   * The provider whose connection test is running, if any.
+   */
+  get testing(): string | null {
+    return this._testing;
+  }
+
   async test(provider: string, model?: string): Promise<IConnectionTest> {
+    this._testing = provider;
+    this._changed.emit();
     try {
-      return await testConnection(provider, model || undefined);
+      const result = await testConnection(provider, model || undefined);
+      if (result.ok && result.models.length) {
+        void this.loadModels(provider, true);
+      }
+      return result;
     } catch (error) {
       const failure = requestError(error);
       return {
@@ -420,6 +642,9 @@ export class AiPanelModel implements IDisposable {
         message: failure.message,
         reason: failure.reason
       };
+    } finally {
+      this._testing = null;
+      this._changed.emit();
     }
   }
 
@@ -547,7 +772,10 @@ export class AiPanelModel implements IDisposable {
   }
 
   private readonly _settings: ServerConnection.ISettings;
-  private readonly _saveDefaults: (provider: string, model: string) => void;
+  private readonly _saveDefaults: (
+    provider: string,
+    model: string
+  ) => boolean | void;
   private _view: PanelView = 'chat';
   private _sessions: IAiSessionSummary[] = [];
   private _query = '';
@@ -556,6 +784,10 @@ export class AiPanelModel implements IDisposable {
   private _providers: IAiProvider[] = [];
   private _agents: IAiAgent[] = [];
   private _models = new Map<string, IAiModel[]>();
+  private _listing = new Map<string, IModelListing>();
+  private _loading = new Map<string, Promise<string | null>>();
+  private _settingsFocus: SettingsFocus = null;
+  private _testing: string | null = null;
   private _attachments: Attachment[] = [];
   private _typed: string[] = [];
   private _config: IAiPanelSettings = {
@@ -566,6 +798,9 @@ export class AiPanelModel implements IDisposable {
   };
   private _serverDefaults = { provider: '', model: '' };
   private _choosing: { provider: string; model: string } | null = null;
+  private _chooseTurn = 0;
+  private _providersLoaded = false;
+  private _saving: { provider: string; model: string } | null = null;
   private _notice: string | null = null;
   private _started = false;
   private _isDisposed = false;
@@ -581,7 +816,33 @@ export class AiPanelModel implements IDisposable {
 export namespace AiPanelModel {
   export interface IOptions {
     settings: ServerConnection.ISettings;
-    /** Remember the chosen provider and model (the settings registry). */
-    saveDefaults?: (provider: string, model: string) => void;
+    /** Remember the chosen provider and model (the settings registry);
+     * true when a save is under way (its echo is then awaited). */
+    saveDefaults?: (provider: string, model: string) => boolean | void;
   }
+}
+
+/**
+ * A provider id for a custom endpoint's name: lower-case letters, digits,
+ * '-', at most 40, made unique among the providers.
+ */
+export function endpointId(
+  label: string,
+  providers: readonly { id: string }[]
+): string {
+  const base = label
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 36);
+  if (!base) {
+    return '';
+  }
+  const taken = new Set(providers.map(p => p.id));
+  let id = base;
+  for (let n = 2; taken.has(id); n++) {
+    id = `${base}-${n}`;
+  }
+  return id;
 }

@@ -7,10 +7,12 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
 import { deleteAgent, type IAiAgent, putAgent } from '../api/ai';
+import type { ICompletionStatus } from '../common/completion';
+import { completionState } from './completion';
 import { CSS } from './css';
 import { requestError } from './model';
 import { ModelDetails } from './modeldetails';
-import type { AiPanelModel } from './panelmodel';
+import type { AiPanelModel, IModelListing } from './panelmodel';
 
 interface ISettingsProps {
   model: AiPanelModel;
@@ -27,33 +29,37 @@ interface IMessage {
 }
 
 /**
- * The settings view.
+ * The settings view. Its provider and model are the chat's: choosing one
+ * here chooses it for the chat (and the model bar shows it), and the other
+ * way round.
  */
 export function SettingsView(props: ISettingsProps): JSX.Element {
   const { model, trans } = props;
   const providers = model.providers;
-  const [providerId, setProviderId] = React.useState(
-    model.currentProvider() || providers[0]?.id || ''
-  );
+  const providerId = model.currentProvider() || providers[0]?.id || '';
   const provider = providers.find(p => p.id === providerId) ?? null;
   const [modelId, setModelId] = React.useState(model.currentModel());
   const [baseURL, setBaseURL] = React.useState(provider?.base_url ?? '');
   const [message, setMessage] = React.useState<IMessage | null>(null);
   const [working, setWorking] = React.useState(false);
   const keyInput = React.useRef<HTMLInputElement>(null);
-
-  // Follow the provider chosen elsewhere (the model bar).
-  const chosen = model.currentProvider();
-  const [followed, setFollowed] = React.useState(chosen);
-  if (chosen !== followed) {
-    setFollowed(chosen);
-    if (chosen) {
-      setProviderId(chosen);
-      setModelId(model.currentModel());
+  const focus = model.settingsFocus;
+  const [endpointOpen, setEndpointOpen] = React.useState(focus === 'custom');
+  // Asked to open at the custom endpoint's form (the empty state's choice).
+  const [seenFocus, setSeenFocus] = React.useState(focus);
+  if (focus !== seenFocus) {
+    setSeenFocus(focus);
+    if (focus === 'custom') {
+      setEndpointOpen(true);
     }
   }
-  if (!providerId && providers.length) {
-    setProviderId(providers[0].id);
+
+  // Follow the model chosen elsewhere (the model bar, a pick in the list).
+  const chosenModel = `${providerId}|${model.currentModel()}`;
+  const [followed, setFollowed] = React.useState(chosenModel);
+  if (chosenModel !== followed) {
+    setFollowed(chosenModel);
+    setModelId(model.currentModel());
   }
   // A provider shown anew: its base URL, no message.
   const shown = `${providerId}|${provider?.base_url ?? ''}`;
@@ -65,18 +71,23 @@ export function SettingsView(props: ISettingsProps): JSX.Element {
   }
 
   React.useEffect(() => {
-    if (providerId) {
-      void model.loadModels(providerId);
+    // The provider's own list, once: what the model dropdown offers.
+    if (providerId && !model.listing(providerId)) {
+      void model.loadModels(providerId, true);
     }
   }, [providerId, model]);
 
   React.useEffect(() => {
-    if (props.focusKey) {
+    if (props.focusKey || focus === 'key') {
       keyInput.current?.focus();
     }
-  }, [props.focusKey, provider?.key_name]);
+    if (focus) {
+      model.clearSettingsFocus();
+    }
+  }, [props.focusKey, focus, provider?.key_name, model]);
 
   const models = model.models(providerId);
+  const listing = model.listing(providerId);
   const run = async (action: () => Promise<IMessage | null>): Promise<void> => {
     setWorking(true);
     try {
@@ -106,6 +117,8 @@ export function SettingsView(props: ISettingsProps): JSX.Element {
 
   const locked = provider?.source === 'config';
   const sessionRunning = model.active?.state.running ?? false;
+  const testing = model.testing === providerId && !!providerId;
+  const label = provider?.label ?? providerId;
   return (
     <div className={CSS.settings}>
       <section
@@ -119,9 +132,11 @@ export function SettingsView(props: ISettingsProps): JSX.Element {
             className={CSS.select}
             value={providerId}
             aria-label={trans.__('Provider')}
+            disabled={sessionRunning}
             onChange={event => {
-              setProviderId(event.target.value);
-              setModelId('');
+              if (event.target.value !== providerId) {
+                void model.choose(event.target.value, '');
+              }
             }}
           >
             {providers.map(p => (
@@ -134,25 +149,27 @@ export function SettingsView(props: ISettingsProps): JSX.Element {
             ))}
           </select>
         </label>
-        <label className={CSS.field}>
-          <span>{trans.__('Model')}</span>
-          <input
-            className={CSS.textInput}
-            type="text"
-            list="jp-TeraxAi-models"
+        <div className={CSS.field}>
+          <span id="jp-TeraxAi-modelLabel">{trans.__('Model')}</span>
+          <ModelPicker
+            trans={trans}
             value={modelId}
-            aria-label={trans.__('Model')}
-            placeholder={trans.__('a model id')}
-            onChange={event => setModelId(event.target.value)}
+            options={models.map(m => m.id)}
+            listName={trans.__('Models of %1', label)}
+            disabled={sessionRunning}
+            onChange={setModelId}
+            onPick={id => {
+              setModelId(id);
+              void model.choose(providerId, id);
+            }}
           />
-          <datalist id="jp-TeraxAi-models">
-            {models.map(m => (
-              <option key={m.id} value={m.id}>
-                {m.label}
-              </option>
-            ))}
-          </datalist>
-        </label>
+          <ListingNote
+            trans={trans}
+            label={label}
+            listing={listing}
+            count={models.length}
+          />
+        </div>
         <div className={CSS.actions}>
           <button
             type="button"
@@ -165,7 +182,7 @@ export function SettingsView(props: ISettingsProps): JSX.Element {
                   ok: true,
                   text: trans.__(
                     'Chats use %1 %2.',
-                    provider?.label ?? providerId,
+                    label,
                     modelId.trim() || trans.__('(its default model)')
                   )
                 };
@@ -177,7 +194,7 @@ export function SettingsView(props: ISettingsProps): JSX.Element {
           <button
             type="button"
             className={CSS.button}
-            disabled={!providerId || working}
+            disabled={!providerId || working || listing?.state === 'loading'}
             onClick={() =>
               void run(async () => {
                 const problem = await model.loadModels(providerId, true);
@@ -278,11 +295,20 @@ export function SettingsView(props: ISettingsProps): JSX.Element {
               </div>
             </label>
           )}
+          {provider.local && (
+            <p className={CSS.hint}>
+              {trans.__(
+                '%1 runs on this machine or your network: start it, load a model, then test the connection.',
+                provider.product || provider.label
+              )}
+            </p>
+          )}
           <div className={CSS.actions}>
             <button
               type="button"
               className={CSS.button}
-              disabled={working}
+              disabled={working || testing}
+              aria-busy={testing}
               onClick={() =>
                 void run(async () => {
                   const result = await model.test(provider.id, modelId.trim());
@@ -295,9 +321,10 @@ export function SettingsView(props: ISettingsProps): JSX.Element {
                 })
               }
             >
-              {trans.__('Test connection')}
+              {testing ? trans.__('Testing…') : trans.__('Test connection')}
             </button>
           </div>
+          {testing && <TestProgress trans={trans} label={label} />}
         </section>
       )}
       {message && (
@@ -309,12 +336,21 @@ export function SettingsView(props: ISettingsProps): JSX.Element {
         </div>
       )}
 
+      <EndpointForm
+        model={model}
+        trans={trans}
+        open={endpointOpen}
+        onToggle={setEndpointOpen}
+      />
+
       <ModelDetails
         model={model}
         trans={trans}
         provider={providerId}
         modelId={modelId.trim()}
       />
+
+      <CompletionSection trans={trans} />
 
       <AgentSettings model={model} trans={trans} />
 
@@ -336,6 +372,369 @@ export function SettingsView(props: ISettingsProps): JSX.Element {
         </button>
       </section>
     </div>
+  );
+}
+
+/**
+ * The model field: free text, with a dropdown of the provider's models
+ * (typing filters it). In the page's flow, not over it, so nothing below is
+ * covered while it is open.
+ */
+function ModelPicker(props: {
+  trans: TranslationBundle;
+  value: string;
+  options: string[];
+  listName: string;
+  disabled: boolean;
+  onChange: (value: string) => void;
+  onPick: (id: string) => void;
+}): JSX.Element {
+  const { trans, value, options } = props;
+  const [open, setOpen] = React.useState(false);
+  const [filtering, setFiltering] = React.useState(false);
+  const [active, setActive] = React.useState(-1);
+  const needle = filtering ? value.trim().toLowerCase() : '';
+  const shown = needle
+    ? options.filter(id => id.toLowerCase().includes(needle))
+    : options;
+  const listId = 'jp-TeraxAi-modelList';
+  const pick = (id: string): void => {
+    setOpen(false);
+    setFiltering(false);
+    setActive(-1);
+    props.onPick(id);
+  };
+  return (
+    <div className={CSS.modelPicker}>
+      <div className={CSS.fieldRow}>
+        <input
+          className={CSS.textInput}
+          type="text"
+          role="combobox"
+          aria-expanded={open}
+          aria-controls={listId}
+          aria-autocomplete="list"
+          aria-label={trans.__('Model')}
+          aria-activedescendant={
+            open && active >= 0 ? `${listId}-${active}` : undefined
+          }
+          value={value}
+          placeholder={
+            options.length
+              ? trans.__('pick or type a model id')
+              : trans.__('a model id')
+          }
+          disabled={props.disabled}
+          spellCheck={false}
+          onChange={event => {
+            props.onChange(event.target.value);
+            setFiltering(true);
+            setActive(-1);
+          }}
+          onKeyDown={event => {
+            if (event.key === 'ArrowDown' && options.length) {
+              event.preventDefault();
+              setOpen(true);
+              setActive(Math.min(active + 1, shown.length - 1));
+            } else if (event.key === 'ArrowUp' && open) {
+              event.preventDefault();
+              setActive(Math.max(active - 1, 0));
+            } else if (event.key === 'Enter' && open && shown[active]) {
+              event.preventDefault();
+              pick(shown[active]);
+            } else if (event.key === 'Escape' && open) {
+              event.preventDefault();
+              setOpen(false);
+            }
+          }}
+        />
+        <button
+          type="button"
+          className={CSS.button}
+          aria-label={trans.__('Show models')}
+          title={trans.__('Show models')}
+          aria-expanded={open}
+          disabled={props.disabled || !options.length}
+          onClick={() => {
+            setFiltering(false);
+            setOpen(!open);
+          }}
+        >
+          ▾
+        </button>
+      </div>
+      {open && (
+        <ul
+          id={listId}
+          role="listbox"
+          aria-label={props.listName}
+          className={CSS.modelList}
+        >
+          {shown.map((id, index) => (
+            <li
+              key={id}
+              id={`${listId}-${index}`}
+              role="option"
+              aria-selected={id === value}
+              className={`${CSS.pickerItem} ${index === active ? CSS.active : ''}`}
+              onMouseDown={event => event.preventDefault()}
+              onClick={() => pick(id)}
+            >
+              {id}
+            </li>
+          ))}
+          {shown.length === 0 && (
+            <li className={CSS.hint}>{trans.__('No listed model matches.')}</li>
+          )}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+/**
+ * Where the provider's model list stands, under the model field.
+ */
+function ListingNote(props: {
+  trans: TranslationBundle;
+  label: string;
+  listing: IModelListing | null;
+  count: number;
+}): JSX.Element | null {
+  const { trans, listing, label } = props;
+  if (!listing) {
+    return null;
+  }
+  if (listing.state === 'loading') {
+    return (
+      <span className={CSS.hint} role="status">
+        {trans.__('Asking %1 for its models…', label)}
+      </span>
+    );
+  }
+  if (listing.state === 'failed') {
+    return (
+      <span
+        className={`${CSS.hint} ${CSS.listingFailed}`}
+        role="status"
+        data-listing="failed"
+      >
+        {trans.__(
+          'Could not list the models: %1 Type the model id instead.',
+          listing.problem ?? ''
+        )}
+      </span>
+    );
+  }
+  return (
+    <span className={CSS.hint} data-listing="ok">
+      {props.count
+        ? trans.__('%1 models to pick from.', props.count)
+        : trans.__('%1 lists no models: type the model id.', label)}
+    </span>
+  );
+}
+
+/**
+ * Shown while a connection test runs: what is tested, and for how long.
+ */
+function TestProgress(props: {
+  trans: TranslationBundle;
+  label: string;
+}): JSX.Element {
+  const [seconds, setSeconds] = React.useState(0);
+  React.useEffect(() => {
+    const started = Date.now();
+    const timer = setInterval(
+      () => setSeconds(Math.floor((Date.now() - started) / 1000)),
+      500
+    );
+    return () => clearInterval(timer);
+  }, []);
+  return (
+    <div className={`${CSS.testResult} ${CSS.testing}`} role="status">
+      {seconds
+        ? props.trans.__(
+            'Testing the connection to %1… %2 s',
+            props.label,
+            seconds
+          )
+        : props.trans.__('Testing the connection to %1…', props.label)}
+    </div>
+  );
+}
+
+/**
+ * A custom OpenAI-compatible endpoint (vLLM, llama.cpp, a gateway): added as
+ * the user's own provider; the server checks the address as for any other.
+ */
+function EndpointForm(props: {
+  model: AiPanelModel;
+  trans: TranslationBundle;
+  open: boolean;
+  onToggle: (open: boolean) => void;
+}): JSX.Element {
+  const { model, trans } = props;
+  const [label, setLabel] = React.useState('');
+  const [baseURL, setBaseURL] = React.useState('');
+  const [keyName, setKeyName] = React.useState('');
+  const [local, setLocal] = React.useState<boolean | null>(null);
+  const [problem, setProblem] = React.useState<string | null>(null);
+  const [saving, setSaving] = React.useState(false);
+  const first = React.useRef<HTMLInputElement>(null);
+  React.useEffect(() => {
+    if (props.open) {
+      first.current?.focus();
+    }
+  }, [props.open]);
+  const isLocal = local ?? looksLocal(baseURL);
+  return (
+    <section className={CSS.section} aria-label={trans.__('Custom endpoint')}>
+      <button
+        type="button"
+        className={CSS.disclosure}
+        aria-expanded={props.open}
+        onClick={() => props.onToggle(!props.open)}
+      >
+        <h3>{trans.__('Add an OpenAI-compatible endpoint')}</h3>
+      </button>
+      {props.open && (
+        <form
+          onSubmit={event => {
+            event.preventDefault();
+            setSaving(true);
+            void model
+              .addEndpoint({ label, baseURL, keyName, local: isLocal })
+              .then(failed => {
+                setProblem(failed);
+                if (!failed) {
+                  setLabel('');
+                  setBaseURL('');
+                  setKeyName('');
+                  setLocal(null);
+                  props.onToggle(false);
+                }
+              })
+              .finally(() => setSaving(false));
+          }}
+        >
+          <label className={CSS.field}>
+            <span>{trans.__('Name')}</span>
+            <input
+              ref={first}
+              className={CSS.textInput}
+              type="text"
+              value={label}
+              placeholder={trans.__('e.g. vLLM on the GPU box')}
+              onChange={event => setLabel(event.target.value)}
+            />
+          </label>
+          <label className={CSS.field}>
+            <span>{trans.__('Endpoint base URL')}</span>
+            <input
+              className={CSS.textInput}
+              type="url"
+              value={baseURL}
+              placeholder="http://127.0.0.1:8000/v1"
+              onChange={event => setBaseURL(event.target.value)}
+            />
+          </label>
+          <label className={CSS.field}>
+            <span>{trans.__('Key name (optional)')}</span>
+            <input
+              className={CSS.textInput}
+              type="text"
+              value={keyName}
+              placeholder="MY_ENDPOINT_API_KEY"
+              spellCheck={false}
+              onChange={event => setKeyName(event.target.value.toUpperCase())}
+            />
+          </label>
+          <label className={CSS.checkRow}>
+            <input
+              type="checkbox"
+              checked={isLocal}
+              onChange={event => setLocal(event.target.checked)}
+            />
+            {trans.__('On this machine or my network (a local address)')}
+          </label>
+          {problem && (
+            <div className={`${CSS.testResult} ${CSS.error}`} role="status">
+              {problem}
+            </div>
+          )}
+          <div className={CSS.actions}>
+            <button
+              type="submit"
+              className={`${CSS.button} ${CSS.primary}`}
+              disabled={saving || !label.trim() || !baseURL.trim()}
+            >
+              {trans.__('Add endpoint')}
+            </button>
+          </div>
+        </form>
+      )}
+    </section>
+  );
+}
+
+/**
+ * Whether a URL's host is this machine or a private network address (the
+ * server decides; this only pre-ticks the box).
+ */
+export function looksLocal(url: string): boolean {
+  let host: string;
+  try {
+    host = new URL(url.trim()).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return false;
+  }
+  return (
+    host === 'localhost' ||
+    host === '::1' ||
+    host.endsWith('.local') ||
+    /^127\./.test(host) ||
+    /^10\./.test(host) ||
+    /^192\.168\./.test(host) ||
+    /^172\.(1[6-9]|2\d|3[01])\./.test(host)
+  );
+}
+
+/**
+ * Whether inline completion works, and why not: it follows the chat's
+ * provider and model unless the inline completer's settings name others.
+ */
+function CompletionSection(props: { trans: TranslationBundle }): JSX.Element {
+  const { trans } = props;
+  const [status, setStatus] = React.useState<ICompletionStatus>(
+    completionState.status
+  );
+  React.useEffect(() => {
+    const follow = (_: unknown, next: ICompletionStatus): void =>
+      setStatus(next);
+    completionState.changed.connect(follow);
+    return () => {
+      completionState.changed.disconnect(follow);
+    };
+  }, []);
+  const bad = status.state === 'off' || status.state === 'error';
+  return (
+    <section className={CSS.section} aria-label={trans.__('Inline completion')}>
+      <h3>{trans.__('Inline completion')}</h3>
+      <div
+        className={`${CSS.testResult} ${CSS.completionStatus} ${bad ? CSS.error : status.state === 'ok' ? CSS.ok : ''}`}
+        data-state={status.state}
+        role="status"
+      >
+        <strong>{trans.__(status.text)}</strong>
+        {status.detail && <div>{status.detail}</div>}
+      </div>
+      <p className={CSS.hint}>
+        {trans.__(
+          'Completions use the chat’s provider and model unless Settings › Inline Completer › Terax AI names others.'
+        )}
+      </p>
+    </section>
   );
 }
 

@@ -440,8 +440,21 @@ export function discardPlan(id: string): Promise<{ discarded: number }> {
 // -- providers, models, agents ---------------------------------------------
 
 export async function listProviders(): Promise<IAiProvider[]> {
-  const answer = await requestAPI<{ providers: IAiProvider[] }>('ai/providers');
-  return answer.providers;
+  return (await providerState()).providers;
+}
+
+/**
+ * The providers, and the provider and model new sessions get on the server
+ * (null when the administrator set none).
+ */
+export interface IAiProviderState {
+  providers: IAiProvider[];
+  default_provider?: string | null;
+  default_model?: string | null;
+}
+
+export function providerState(): Promise<IAiProviderState> {
+  return requestAPI<IAiProviderState>('ai/providers');
 }
 
 export function putProvider(
@@ -561,6 +574,10 @@ export interface ICompletionRequest {
   language?: string;
   provider?: string;
   model?: string;
+  /** What the chat uses now: the fallback when neither the request nor the
+   * server's completion settings name a model. */
+  chat_provider?: string;
+  chat_model?: string;
 }
 
 /**

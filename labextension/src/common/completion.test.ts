@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   PREFIX_CHARS,
   SUFFIX_CHARS,
+  completionFailure,
   cursorContext,
   languageOf
 } from './completion';
@@ -44,5 +45,45 @@ describe('languageOf', () => {
     expect(languageOf('text/plain')).toBeUndefined();
     expect(languageOf(undefined)).toBeUndefined();
     expect(languageOf('')).toBeUndefined();
+  });
+});
+
+describe('completionFailure', () => {
+  it('says completion is off without a model', () => {
+    const status = completionFailure(
+      'no_model',
+      'No model is connected for completions: choose one in the AI panel.',
+      400
+    );
+    expect(status.state).toBe('off');
+    expect(status.text).toBe('Completion off: no model connected');
+    expect(status.detail).toContain('AI panel');
+  });
+
+  it("names the provider's refusal with its status", () => {
+    expect(
+      completionFailure(
+        'bad_key',
+        'Keyed refused the request (401): it wants a key.',
+        502
+      ).text
+    ).toBe('Completion: provider refused (401)');
+    expect(completionFailure('bad_key', 'refused', 502).text).toBe(
+      'Completion: provider refused the key'
+    );
+    expect(
+      completionFailure('rate_limited', 'limiting requests (429).', 502).text
+    ).toBe('Completion: rate limited (429)');
+  });
+
+  it('keeps unknown failures recognisable', () => {
+    expect(completionFailure('internal_error', 'boom', 500)).toEqual({
+      state: 'error',
+      text: 'Completion failed (500, internal_error)',
+      detail: 'boom'
+    });
+    expect(completionFailure('', 'Failed to fetch', 0).text).toBe(
+      'Completion failed: no answer from the server'
+    );
   });
 });

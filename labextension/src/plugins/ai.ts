@@ -32,6 +32,7 @@ import {
   type IAiPanelSettings,
   ITeraxAi
 } from '../ai';
+import { completionState } from '../ai/completion';
 import type { Attachment } from '../common/aichat';
 import { ITeraxTerminals } from '../terminal/tokens';
 import { PALETTE_CATEGORY, TRANSLATION_DOMAIN } from './constants';
@@ -161,13 +162,19 @@ export const aiPlugin: JupyterFrontEndPlugin<ITeraxAi> = {
       settings: app.serviceManager.serverSettings,
       saveDefaults: (provider, chosen) => {
         if (!settings) {
-          return;
+          return false;
         }
         void settings
           .set('defaultProvider', provider)
           .then(() => settings?.set('defaultModel', chosen));
+        return true;
       }
     });
+
+    // Inline completion follows the chat's provider and model.
+    model.changed.connect(() =>
+      completionState.setChat(model.currentProvider(), model.currentModel())
+    );
 
     const runInTerminal = terminals
       ? async (text: string): Promise<void> => {

@@ -1,16 +1,23 @@
 /**
  * Plugin of Terax inline completion: registers the server-backed provider
- * with JupyterLab's inline completer (off until enabled in its settings).
+ * with JupyterLab's inline completer (off until enabled in its settings),
+ * and tells once, in a notification, each new reason it stops working.
  */
 import type {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
+import { Notification } from '@jupyterlab/apputils';
 import { ICompletionProviderManager } from '@jupyterlab/completer';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 
-import { TeraxCompletionProvider } from '../ai/completion';
+import { completionState, TeraxCompletionProvider } from '../ai/completion';
 import { TRANSLATION_DOMAIN } from './constants';
+
+/**
+ * The command that shows the AI panel's settings (plugins/ai.ts).
+ */
+const AI_SETTINGS_COMMAND = 'terax:ai-settings';
 
 /**
  * The inline completion plugin.
@@ -34,5 +41,28 @@ export const aiCompletionPlugin: JupyterFrontEndPlugin<void> = {
         serverSettings: app.serviceManager.serverSettings
       })
     );
+    // Once per cause, not per keystroke: the AI settings view keeps showing it.
+    let told = '';
+    completionState.changed.connect((_, status) => {
+      if (status.state !== 'off' && status.state !== 'error') {
+        told = '';
+        return;
+      }
+      if (status.text === told) {
+        return;
+      }
+      told = status.text;
+      Notification.warning(trans.__(status.text), {
+        autoClose: 8000,
+        actions: app.commands.hasCommand(AI_SETTINGS_COMMAND)
+          ? [
+              {
+                label: trans.__('AI settings'),
+                callback: () => void app.commands.execute(AI_SETTINGS_COMMAND)
+              }
+            ]
+          : []
+      });
+    });
   }
 };

@@ -4,6 +4,10 @@ Local OpenAI-compatible servers (Ollama, llama.cpp, LM Studio) are asked for
 fill-in-the-middle first (``/completions`` with ``suffix``); a server or model without it is
 asked through chat instead, and that is remembered per (provider, model) so the refusal is
 paid once. Hosted providers and Anthropic always use chat.
+
+Without a model set for completions (in the request or ``AiManager.completion_*``), completion
+follows the chat: the provider and model of the newest session that names both; the session
+defaults come last.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import time
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
-from terax_jupyter.exceptions import InvalidRequest
+from terax_jupyter.exceptions import InvalidRequest, TeraxError
 from terax_jupyter.services.ai.providers.base import ChatRequest, Message, TextDelta
 from terax_jupyter.services.ai.providers.openai import OpenAIProvider
 
@@ -25,7 +29,17 @@ PREFIX_CHARS = 6000  # the end of the text before the cursor that is sent
 SUFFIX_CHARS = 2000  # the start of the text after it
 MAX_INPUT_CHARS = 1_000_000  # a longer prefix or suffix is refused, not cut
 MAX_LINES = 20
-FIELDS = {"prefix", "suffix", "path", "language", "provider", "model"}
+CHAT_SESSIONS_LOOKED_AT = 20  # the newest sessions searched for the chat's model
+FIELDS = {
+    "prefix",
+    "suffix",
+    "path",
+    "language",
+    "provider",
+    "model",
+    "chat_provider",
+    "chat_model",
+}
 TEMPERATURE = 0.2
 CURSOR = "<CURSOR>"
 SYSTEM_PROMPT = (
@@ -49,19 +63,10 @@ class CompletionService:
 
     async def complete(self, body: Any) -> dict[str, Any]:
         """``{text, provider, model, mode, latency_ms}`` for a request body ``{prefix,
-        suffix, path?, language?, provider?, model?}``."""
+        suffix, path?, language?, provider?, model?, chat_provider?, chat_model?}``."""
         fields = _checked(body)
         manager = self.manager
-        provider_id = (
-            fields.get("provider") or manager.completion_provider or manager.default_provider
-        )
-        model = fields.get("model") or manager.completion_model or manager.default_model
-        if not provider_id or not model:
-            raise InvalidRequest(
-                "Choose a provider and a model for completions first "
-                "(AiManager.completion_provider/completion_model, or the session defaults).",
-                reason="no_model",
-            )
+        provider_id, model = await self._choice(fields)
         manager.catalog.get(provider_id)  # NotFound for an unknown provider
         prefix = fields["prefix"][-PREFIX_CHARS:]
         suffix = fields.get("suffix", "")[:SUFFIX_CHARS]
@@ -79,6 +84,47 @@ class CompletionService:
             "mode": mode,
             "latency_ms": round((time.perf_counter() - started) * 1000, 1),
         }
+
+    async def _choice(self, fields: dict[str, str]) -> tuple[str, str]:
+        """(provider, model) of a completion: the request's, else the completion settings,
+        else the chat's (``chat_provider``/``chat_model``: what the page's chat uses now;
+        without them the newest session that names both), else the session defaults.
+
+        A model belongs to its provider: one from a source that names the chosen provider (or
+        none) comes before one of another provider.
+        """
+        manager = self.manager
+        sources = [
+            (fields.get("provider", ""), fields.get("model", "")),
+            (manager.completion_provider, manager.completion_model),
+        ]
+        if not _resolved(sources):
+            chat = (fields.get("chat_provider", ""), fields.get("chat_model", ""))
+            sources.append(chat if chat[0] else await self._chat_choice())
+        sources.append((manager.default_provider, manager.default_model))
+        provider_id, model = _resolved(sources) or ("", "")
+        if not provider_id or not model:
+            raise InvalidRequest(
+                "No model is connected for completions: choose a provider and a model in the "
+                "AI panel (completions use the chat's model), or set "
+                "AiManager.completion_provider and completion_model.",
+                reason="no_model",
+            )
+        return provider_id, model
+
+    async def _chat_choice(self) -> tuple[str, str]:
+        """The provider and model of the newest chat session that names both, or ("", "")."""
+        manager = self.manager
+        try:
+            sessions = await manager.worker.call(
+                manager.store.list_sessions, query=None, limit=CHAT_SESSIONS_LOOKED_AT, offset=0
+            )
+        except TeraxError:  # the agent's store is out of service: no chat to follow
+            return "", ""
+        for session in sessions:
+            if session.get("provider") and session.get("model"):
+                return str(session["provider"]), str(session["model"])
+        return "", ""
 
     async def _ask(
         self, provider: Provider, model: str, prefix: str, suffix: str, fields: dict[str, str]
@@ -138,6 +184,18 @@ class CompletionService:
         return "".join(pieces)
 
 
+def _resolved(sources: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """The first provider named, with the first model of a source that has no provider or
+    that one (else the first model named: a provider chosen alone takes the default model);
+    None while either is missing."""
+    provider_id = next((provider for provider, _ in sources if provider), "")
+    models = [(provider, chosen) for provider, chosen in sources if chosen]
+    model = next((chosen for provider, chosen in models if provider in ("", provider_id)), "")
+    if not model and models:
+        model = models[0][1]
+    return (provider_id, model) if provider_id and model else None
+
+
 def strip_fences(text: str) -> str:
     """The code inside a Markdown fence when a model wrapped its answer in one."""
     match = _FENCED.match(text)
@@ -164,6 +222,8 @@ def _checked(body: Any) -> dict[str, str]:
         "language": 100,
         "provider": 200,
         "model": 200,
+        "chat_provider": 200,
+        "chat_model": 200,
     }
     fields: dict[str, str] = {}
     for name, limit in limits.items():
@@ -174,7 +234,7 @@ def _checked(body: Any) -> dict[str, str]:
             raise InvalidRequest(
                 f"'{name}' is text of at most {limit} characters.", reason="invalid_parameter"
             )
-        if name in ("provider", "model") and not value:
+        if name in ("provider", "model", "chat_provider", "chat_model") and not value:
             raise InvalidRequest(
                 f"'{name}' is a name; leave it out for the default.", reason="invalid_parameter"
             )

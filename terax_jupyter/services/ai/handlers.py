@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
 from terax_jupyter.base import TeraxAPIHandler
-from terax_jupyter.exceptions import InvalidRequest
+from terax_jupyter.exceptions import InvalidRequest, ProviderError
 from terax_jupyter.services.ai.store import APPROVAL_STATUSES
 from terax_jupyter.services.ai.stream import AiEventsWebSocket
+
+try:  # Jupyter's request metrics, kept for the requests logged here
+    from jupyter_server.prometheus.log_functions import prometheus_log_method
+except ImportError:  # pragma: no cover - an older jupyter_server
+    prometheus_log_method = None
 
 AUTH_RESOURCE = "terax.ai"
 _SESSION = r"(?P<session_id>[^/]+)"
@@ -16,6 +23,32 @@ _SESSION = r"(?P<session_id>[^/]+)"
 
 class AiHandler(TeraxAPIHandler):
     auth_resource = AUTH_RESOURCE
+    _provider_failure: ProviderError | None = None
+
+    def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
+        # A provider that is down or refuses (Ollama not started, a bad key) is the user's
+        # situation, not a server bug: no traceback; the request's log line says why.
+        if isinstance(value, ProviderError):
+            self._provider_failure = value
+            return
+        super().log_exception(typ, value, tb)
+
+    def _log(self) -> None:
+        failure = self._provider_failure
+        if failure is None:
+            super()._log()
+            return
+        # One line instead of Jupyter's access line (and its header dump) plus a traceback.
+        self.log.warning(
+            "%s %s %.2fms: %s (%s)",
+            self.get_status(),
+            self._request_summary(),
+            1000.0 * self.request.request_time(),
+            failure.message,
+            failure.reason,
+        )
+        if prometheus_log_method is not None:
+            prometheus_log_method(self)
 
 
 class SessionsHandler(AiHandler):

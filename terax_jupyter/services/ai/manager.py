@@ -90,6 +90,11 @@ class AiManager(LoggingConfigurable):
         "", help="Model of inline completions (a small, fast one); empty: default_model."
     ).tag(config=True)
     completion_max_tokens = Int(128, help="Most tokens of one inline completion.").tag(config=True)
+    connection_test_timeout = Float(
+        6.0,
+        help="Seconds a connection test or a provider's model list may take before it says "
+        "the provider does not answer (a person is waiting on it).",
+    ).tag(config=True)
     read_timeout = Float(
         120.0,
         help="Seconds to wait for the next piece of a model's answer before giving up (local "
@@ -139,7 +144,13 @@ class AiManager(LoggingConfigurable):
         )
         self.models = ModelRegistry(os.path.join(state_dir, "ai-models.json"))
         timeout = httpx.Timeout(connect=10.0, read=self.read_timeout, write=30.0, pool=10.0)
-        self.factory = ProviderFactory(security, secrets, self.catalog, timeout=timeout)
+        self.factory = ProviderFactory(
+            security,
+            secrets,
+            self.catalog,
+            timeout=timeout,
+            probe_timeout=self.connection_test_timeout,
+        )
         self.processes = ProcessRegistry(
             security,
             secret_names=secrets.environment_names,

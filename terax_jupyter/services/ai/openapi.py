@@ -355,13 +355,28 @@ SCHEMAS: dict[str, Any] = {
                 "type": "string",
                 "minLength": 1,
                 "maxLength": 200,
-                "description": "Default: AiManager.completion_provider, else default_provider.",
+                "description": "Default: AiManager.completion_provider, else the chat's provider, "
+                "else default_provider.",
             },
             "model": {
                 "type": "string",
                 "minLength": 1,
                 "maxLength": 200,
-                "description": "Default: AiManager.completion_model, else default_model.",
+                "description": "Default: AiManager.completion_model, else the chat's model, "
+                "else default_model.",
+            },
+            "chat_provider": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 200,
+                "description": "The provider the page's chat uses now; used when neither the "
+                "request nor AiManager.completion_* name one. Without it: the newest session's.",
+            },
+            "chat_model": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 200,
+                "description": "The model the page's chat uses now (with chat_provider).",
             },
         },
     },
@@ -569,8 +584,23 @@ PATHS: dict[str, Any] = {
     },
     "/terax/api/ai/providers": {
         "get": {
-            "summary": "Providers (built-in, admin, user) and whether each has a key.",
-            "responses": {"200": _list("providers", "AiProvider", "The providers.")},
+            "summary": "Providers (built-in, admin, user) and whether each has a key; the "
+            "provider and model new sessions get (AiManager.default_provider/default_model, "
+            "null when unset).",
+            "responses": {
+                "200": json_response(
+                    "The providers and the defaults.",
+                    {
+                        "type": "object",
+                        "required": ["providers"],
+                        "properties": {
+                            "providers": {"type": "array", "items": ref("AiProvider")},
+                            "default_provider": {"type": "string", "nullable": True},
+                            "default_model": {"type": "string", "nullable": True},
+                        },
+                    },
+                )
+            },
         },
     },
     "/terax/api/ai/providers/{provider_id}": {

@@ -18,7 +18,15 @@ class ProvidersHandler(AiHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        self.finish_json({"providers": await self.terax.ai.provider_list()})
+        ai = self.terax.ai
+        self.finish_json(
+            {
+                "providers": await ai.provider_list(),
+                # What a new session gets, so the panel can show it before any session.
+                "default_provider": ai.default_provider or None,
+                "default_model": ai.default_model or None,
+            }
+        )
 
 
 class ProviderHandler(AiHandler):

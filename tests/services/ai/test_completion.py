@@ -174,3 +174,80 @@ async def test_a_client_that_hangs_up_cancels_the_call(
         await asyncio.sleep(0.05)
     assert service.in_flight == 0
     assert time.monotonic() - started < 5  # not the 30 s the stub would take
+
+
+# -- which model: the chat's unless one is set for completions (issue 16, item 5) ----------
+
+
+async def new_session(terax_api: Api, **fields: Any) -> dict[str, Any]:
+    return await terax_api("ai/sessions", method="POST", body=fields)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("ai_config", [{"default_provider": "", "default_model": ""}])
+async def test_without_defaults_completion_uses_the_model_picked_for_chat(
+    terax_api: Api, model_stub: ModelStub, ai_config: dict
+) -> None:
+    code, error = await failure(terax_api, {"prefix": "x"})
+    assert (code, error["reason"]) == (400, "no_model")
+    assert "AI panel" in error["message"]  # says where to connect one
+
+    await new_session(terax_api, provider="stub", model="tiny")
+    model_stub.script([turns.text("1")])
+    answer = await complete(terax_api, prefix="x = ")
+    assert (answer["provider"], answer["model"]) == ("stub", "tiny")
+    assert model_stub.requests[-1].body["model"] == "tiny"
+
+
+async def test_a_model_picked_in_the_chat_beats_the_session_defaults(
+    terax_api: Api, model_stub: ModelStub
+) -> None:
+    older = await new_session(terax_api)
+    newer = await new_session(terax_api)
+    await terax_api(f"ai/sessions/{older['id']}", method="PATCH", body={"model": "old-pick"})
+    # The chat the user works in now is the one whose pick counts.
+    await terax_api(
+        f"ai/sessions/{newer['id']}",
+        method="PATCH",
+        body={"provider": "stub-anthropic", "model": "tiny"},
+    )
+    model_stub.script([turns.text("1")])
+    answer = await complete(terax_api, prefix="x = ")
+    assert (answer["provider"], answer["model"], answer["mode"]) == (
+        "stub-anthropic",
+        "tiny",
+        "chat",
+    )
+    assert paths(model_stub) == ["/v1/messages"]
+
+    # A provider asked for alone takes a model of that provider, not the chat's other one.
+    model_stub.script([turns.text("2")])
+    answer = await complete(terax_api, prefix="x = ", provider="stub")
+    assert (answer["provider"], answer["model"]) == ("stub", "stub-model")
+
+
+@pytest.mark.parametrize("ai_config", [{"completion_provider": "stub", "completion_model": "tiny"}])
+async def test_a_model_set_for_completions_beats_the_chats(
+    terax_api: Api, model_stub: ModelStub, ai_config: dict
+) -> None:
+    await new_session(terax_api, provider="stub-anthropic", model="stub-model")
+    model_stub.script([turns.text("1")])
+    answer = await complete(terax_api, prefix="x = ")
+    assert (answer["provider"], answer["model"]) == ("stub", "tiny")
+
+
+async def test_the_chat_model_the_page_names_beats_the_newest_session(
+    terax_api: Api, model_stub: ModelStub
+) -> None:
+    # Picked in the panel before any session exists: the page sends what its chat uses.
+    await new_session(terax_api, provider="stub", model="stub-model")
+    model_stub.script([turns.text("1")])
+    answer = await complete(terax_api, prefix="x = ", chat_provider="stub", chat_model="tiny")
+    assert (answer["provider"], answer["model"]) == ("stub", "tiny")
+    # Below the request's own choice.
+    model_stub.script([turns.text("2")])
+    answer = await complete(
+        terax_api, prefix="x = ", model="stub-model", chat_provider="stub", chat_model="tiny"
+    )
+    assert answer["model"] == "stub-model"
+    code, error = await failure(terax_api, {"prefix": "x", "chat_model": ""})
+    assert (code, error["reason"]) == (400, "invalid_parameter")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from terax_jupyter.exceptions import NotFound, ProviderAuthFailed, TeraxError
+from terax_jupyter.exceptions import NotFound, ProviderAuthFailed, ProviderTimeout, TeraxError
 from terax_jupyter.security.network import DEFAULT_PORTS, guarded_client
 from terax_jupyter.services.ai.providers.anthropic import AnthropicProvider
 from terax_jupyter.services.ai.providers.catalog import key_names, origin_of
@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 # A stream may pause long while a model thinks; connecting should not.
 DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=120.0, write=30.0, pool=10.0)
 MAX_LISTED = 500  # model ids a connection test returns
+# A person waits on a connection test or a model list: it answers soon, or says why not.
+PROBE_TIMEOUT = 6.0
 
 
 class ProviderFactory:
@@ -38,12 +40,14 @@ class ProviderFactory:
         catalog: ProviderCatalog,
         retry: RetryPolicy | None = None,
         timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
+        probe_timeout: float = PROBE_TIMEOUT,
     ) -> None:
         self._security = security
         self._secrets = secrets
         self.catalog = catalog
         self.retry = retry if retry is not None else RetryPolicy()
         self.timeout = timeout
+        self.probe_timeout = probe_timeout
         self._clients: dict[str | None, httpx.AsyncClient] = {}
 
     async def provider(self, provider_id: str) -> Provider:
@@ -66,19 +70,44 @@ class ProviderFactory:
             owns_client=False,
         )
 
+    async def probe(self, provider_id: str) -> Provider:
+        """The provider for a question a person waits on (its models, a connection test):
+        its own client with the short ``probe_timeout`` and no retries, closed by the
+        provider's ``aclose``."""
+        config = self.catalog.get(provider_id)
+        key = await asyncio.to_thread(self._key, config)
+        policy = self._security.network
+        if config.local:
+            policy = policy.allowing_local(origin_of(config.base_url))
+        adapter = AnthropicProvider if config.kind == "anthropic" else OpenAIProvider
+        return adapter(
+            config,
+            guarded_client(policy, timeout=self.probe_timeout),
+            key,
+            RetryPolicy(max_retries=0),
+            redactor=self._security.redactor,
+            owns_client=True,
+        )
+
     async def list_models(self, provider_id: str) -> list[dict[str, Any]]:
-        provider = await self.provider(provider_id)
-        return await provider.list_models()
+        """The provider's own model list, within ``probe_timeout``."""
+        config = self.catalog.get(provider_id)
+        provider = await self.probe(provider_id)
+        try:
+            return await provider.list_models()
+        except ProviderTimeout as error:
+            raise self._slow(config, error) from None
+        finally:
+            await provider.aclose()
 
     async def test_connection(self, provider_id: str, model: str | None = None) -> dict[str, Any]:
         """Whether the provider answers with this key: ``{ok, latency_ms, models, message,
-        reason}``. A failure is an answer (``ok`` false), not an exception; only an unknown
-        provider id raises."""
+        reason}``, within ``probe_timeout``. A failure is an answer (``ok`` false), not an
+        exception; only an unknown provider id raises."""
         config = self.catalog.get(provider_id)
         started = time.perf_counter()
         try:
-            provider = await self.provider(provider_id)
-            listed = await provider.list_models()
+            listed = await self.list_models(provider_id)
         except NotFound:
             raise
         except TeraxError as error:  # ProviderError, and the network guard's refusals
@@ -106,6 +135,15 @@ class ProviderFactory:
             "message": f"{config.label} answered in {latency:.0f} ms with {len(listed)} models.",
             "reason": None,
         }
+
+    def _slow(self, config: ProviderConfig, error: ProviderTimeout) -> ProviderTimeout:
+        return ProviderTimeout(
+            f"{config.label} did not answer within {self.probe_timeout:g} s at "
+            f"{_shown(origin_of(config.base_url))}: check the network connection, that the "
+            "server is running, and the base URL.",
+            reason=error.reason,
+            provider=config.id,
+        )
 
     async def aclose(self) -> None:
         clients, self._clients = list(self._clients.values()), {}
