@@ -21,15 +21,15 @@ and reused while it is there. One run measures, side by side and as medians of `
 Goals (issue 4): status within 1.2x of git; first page under 150 ms; full layout within 2x.
 
 The real-history case (issue 16) takes a clone with every ref of a hosted project: by default
-a mirror clone of ``--real-source`` (``$TERAX_BENCH_REAL_SOURCE``, else the pallets/flask
-mirror at /work/.mirror/pallets+flask/repo: 12k commits, 3,671 refs of which 3,536 are
-refs/pull/*) made under ``benchmarks/.data/``, or an existing clone given with ``--real``
-(``$TERAX_BENCH_REAL``). For the default refs (branches, tags, HEAD) and for every ref it
-measures, without and with a commit-graph: the graph's width against git's own column count;
-the first page of 500 in-process and over HTTP; the full walk (every page of 1000 through the
-API, JSON included) in-process and over HTTP, against ``git log --graph --oneline`` over the
-same refs. Then status with 20,000 untracked files against ``git status --porcelain`` and
-against git with the service's flags.
+a mirror clone of ``--real-source`` (``$TERAX_BENCH_REAL_SOURCE``, else
+https://github.com/pallets/flask: 12k commits, 3,671 refs of which 3,536 are refs/pull/*;
+a local mirror of it works offline) made under ``benchmarks/.data/``, or an existing clone given
+with ``--real`` (``$TERAX_BENCH_REAL``). For the default refs (branches, tags, HEAD) and for
+every ref it measures, without and with a commit-graph: the graph's width against git's own
+column count; the first page of 500 in-process and over HTTP; the full walk (every page of 1000
+through the API, JSON included) in-process and over HTTP, against ``git log --graph --oneline``
+over the same refs. Then status with 20,000 untracked files against ``git status --porcelain``
+and against git with the service's flags.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
 DATA = Path(__file__).resolve().parent / ".data"
-REAL_SOURCE = "/work/.mirror/pallets+flask/repo"
+REAL_SOURCE = "https://github.com/pallets/flask"
 UNTRACKED = 20_000
 # The refs a scope starts from, as git log arguments (what the service gives git).
 SCOPE_REVISIONS = {
@@ -494,7 +494,8 @@ def real_clone(path: str | None, source: str | None) -> Path | None:
             sys.exit(f"--real {root}: not a clone with a work tree (no .git there).")
         return root
     source = source or REAL_SOURCE
-    if not Path(source).exists():
+    remote = "://" in source
+    if not remote and not Path(source).exists():
         print(
             f"No real history: {source} does not exist. Give a clone with many refs with "
             "--real PATH (or $TERAX_BENCH_REAL), or a repository to mirror with --real-source "
@@ -502,18 +503,29 @@ def real_clone(path: str | None, source: str | None) -> Path | None:
             flush=True,
         )
         return None
-    root = DATA / f"real-{Path(source).resolve().parent.name}" / "repo"
+    name = Path(source.rstrip("/")).name.removesuffix(".git")
+    if not remote and name in ("repo", ".git"):
+        name = Path(source).resolve().parent.name  # a mirror kept as <project>/repo
+    root = DATA / f"real-{name}" / "repo"
     if not root.exists():
         print(f"Cloning every ref of {source} into {root} ...", flush=True)
         tmp = root.with_name("repo.tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         # --mirror fetches +refs/*:refs/*: the pull-request refs come along.
-        subprocess.run(
+        cloned = subprocess.run(
             ["git", "clone", "-q", "--mirror", source, str(tmp / ".git")],
-            check=True,
+            check=False,
             env={**os.environ, **GIT_ENV},
         )
+        if cloned.returncode != 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+            print(
+                f"No real history: cloning {source} failed (offline?). Give a local mirror with "
+                "--real-source PATH (git clone --mirror <url> where there is a network).",
+                flush=True,
+            )
+            return None
         git(tmp, "config", "--bool", "core.bare", "false")
         git(tmp, "checkout", "-q", "-f", git(tmp, "symbolic-ref", "--short", "HEAD").strip())
         shutil.rmtree(root, ignore_errors=True)
