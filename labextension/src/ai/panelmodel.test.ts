@@ -244,7 +244,7 @@ describe('choose', () => {
         listed = resolve;
       })
     );
-    rest.updateSession.mockResolvedValue({} as api.IAiSessionSummary);
+    rest.updateSession.mockResolvedValue({} as api.IAiSession);
     const model = panel();
     await model.loadProviders();
     const first = model.choose('ollama', ''); // asks Ollama for its models

@@ -87,6 +87,9 @@ _SCOPES = 32  # repository scopes whose layouts are kept
 # what git takes for up to 12k rows (a growing read ahead, tried, cost a third git run on
 # flask's walk: 450-490 ms instead of 315-395).
 _READ_AHEAD = 12_000
+# Pages served from rows read ahead check the refs at most this often (seconds): each check
+# is a process, and rows read under a snapshot continue it exactly whatever the refs do.
+REFS_RECHECK = 1.0
 _READ_AHEAD_SCOPES = 2  # scopes that keep rows read ahead (about 8 MB each at most)
 
 
@@ -309,6 +312,7 @@ class GitHistory:
         self._layouts: OrderedDict[tuple[str, str], _Layouts] = OrderedDict()
         self._graph_tasks: dict[str, asyncio.Task[None]] = {}
         self._graph_seen: dict[str, tuple[str, float]] = {}  # root -> (snapshot, time written)
+        self._refs_seen: dict[str, tuple[float, str]] = {}  # root -> (when, show-ref's text)
 
     # -- log pages -----------------------------------------------------------------------
 
@@ -345,10 +349,22 @@ class GitHistory:
             raise InvalidRequest(
                 "The cursor belongs to a history with other filters.", reason="bad_cursor"
             )
-        show = asyncio.ensure_future(self.show_refs(repo))
         early: dict[str, Any] | None = None
+        read_ahead = position is not None and not ref and not filters.active
+        seen = self._refs_seen.get(repo.root)
+        if read_ahead and seen and time.monotonic() - seen[0] < REFS_RECHECK:
+            assert position is not None
+            # Rows read ahead under the cursor's snapshot continue it exactly whatever the
+            # refs do now; they are checked again at most every REFS_RECHECK seconds (a
+            # walk through a history is one show-ref, not one per page).
+            early = self._page_read_ahead(repo.root, f"refs={refs}", filters, position, limit)
+            if early is not None and self.snapshot_of(seen[1], refs) == position.snapshot:
+                self._layouts_for(repo.root, f"refs={refs}", position.snapshot)
+                return early
+        show = asyncio.ensure_future(self.show_refs(repo))
         try:
-            if position is not None and not ref and not filters.active:
+            if read_ahead and early is None:
+                assert position is not None
                 # A page from rows read ahead needs no git but the refs check: lay it out
                 # while show-ref runs (it has forked by the first yield), use it if the refs
                 # did not move.
@@ -569,7 +585,9 @@ class GitHistory:
     async def show_refs(self, repo: Repo) -> str:
         """``git show-ref --head``: every ref and HEAD, with their object ids."""
         result = await self.runner.run(repo, "show-ref", "--head", check=False)
-        return result.stdout.decode("utf-8", "surrogateescape")
+        text = result.stdout.decode("utf-8", "surrogateescape")
+        self._refs_seen[repo.root] = (time.monotonic(), text)
+        return text
 
     @staticmethod
     def snapshot_of(refs_text: str, refs: str | None) -> str:

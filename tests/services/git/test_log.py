@@ -461,6 +461,8 @@ async def test_pages_after_the_first_are_read_ahead(
     commits = await all_pages(log, repo, 50)
     assert commits == whole
     assert runs.count("log") == 2  # the first page, then one read for the other 17
+    # The refs are checked once for the read, not once per page read ahead.
+    assert runs.count("show-ref") <= 3
 
     # Read ahead in smaller steps: the rows continue exactly across each new read.
     monkeypatch.setattr("terax_jupyter.services.git.log._READ_AHEAD", 120)
@@ -470,9 +472,14 @@ async def test_pages_after_the_first_are_read_ahead(
     rows = graph_rows({"commits": commits})
     check_layout([(oid, parents) for oid, parents, _ in rows], [g for _, _, g in rows])
 
-    # Rows read ahead are not served once the refs moved.
+    # Rows read ahead are not served once the refs moved and the move was seen: the refs
+    # are checked again at most every REFS_RECHECK seconds. Until then the pages go on
+    # exactly as the cursor's snapshot listed them.
     first = await log.log(repo, limit=50)
     second = await log.log(repo, limit=50, cursor=first["cursor"])
     git(repo.root, "branch", "moved", mapping[tips[-1]])
+    third = await log.log(repo, limit=50, cursor=second["cursor"])
+    assert third["commits"] == whole[100:150]
+    monkeypatch.setattr("terax_jupyter.services.git.log.REFS_RECHECK", 0.0)
     with pytest.raises(Conflict):
-        await log.log(repo, limit=50, cursor=second["cursor"])
+        await log.log(repo, limit=50, cursor=third["cursor"])
