@@ -27,7 +27,7 @@ _LETTERS = {
 }
 
 
-@dataclass
+@dataclass(slots=True)
 class Entry:
     path: str
     old_path: str | None
@@ -110,12 +110,20 @@ def parse_status(data: bytes) -> Status:
     unmerged entries and the ``# branch.*`` headers)."""
     status = Status()
     records = data.split(b"\0")
+    # Untracked files are most of a large status and the simplest records: taken in one
+    # pass (the others, in order, below).
+    status.untracked = [
+        Entry(record[2:].decode("utf-8", "surrogateescape"), None, "untracked")
+        for record in records
+        if record[:2] == b"? "
+    ]
     index = 0
     while index < len(records):
-        record = records[index].decode("utf-8", "surrogateescape")
+        raw = records[index]
         index += 1
-        if not record:
+        if not raw or raw[:2] == b"? ":
             continue
+        record = raw.decode("utf-8", "surrogateescape")
         kind = record[0]
         if kind == "#":
             _header(status.branch, record)
@@ -132,9 +140,8 @@ def parse_status(data: bytes) -> Status:
             status.conflicted.append(
                 Entry(fields[10], None, "unmerged", submodule=fields[2].startswith("S"))
             )
-        elif kind == "?":
-            status.untracked.append(Entry(record[2:], None, "untracked"))
-        # "!" (ignored) is not asked for; anything else is a format this parser predates.
+        # "?" (untracked) is taken above; "!" (ignored) is not asked for; anything else is a
+        # format this parser predates.
     return status
 
 
@@ -198,6 +205,9 @@ def hide_untracked(status: Status, folders: Sequence[str]) -> None:
     if not folders:
         return
     names = set(folders)
+    joined = "\n".join(e.path for e in status.untracked)
+    if not any(f"{name}/" in joined for name in names):
+        return  # no path has such a folder: one search, not a split per path
     kept = [e for e in status.untracked if names.isdisjoint(e.path.split("/")[:-1])]
     status.hidden_untracked = len(status.untracked) - len(kept)
     status.untracked = kept
