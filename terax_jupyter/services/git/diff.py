@@ -373,18 +373,23 @@ async def _conflict_sides(
             }
             continue
         mode, oid = entry
-        size_result = await runner.run(repo, "cat-file", "-s", oid)
-        size = int(size_result.text.strip() or 0)
         side: dict[str, Any] = {
             "present": True,
             "binary": False,
-            "too_large": size > max_bytes,
-            "size": size,
+            "too_large": False,
+            "size": 0,
             "text": None,
         }
         if mode == "160000" or not mode.startswith("100"):
-            side["binary"] = True  # a gitlink or a link: no text to show
-        elif not side["too_large"]:
+            # A gitlink (a commit of the submodule, not in these objects) or a link: no
+            # text to show.
+            side["binary"] = True
+            sides[name] = side
+            continue
+        size_result = await runner.run(repo, "cat-file", "-s", oid)
+        side["size"] = size = int(size_result.text.strip() or 0)
+        side["too_large"] = size > max_bytes
+        if not side["too_large"]:
             blob = await runner.run(repo, "cat-file", "blob", oid, cap=max_bytes + 1)
             if b"\0" in blob.stdout[:8000]:
                 side["binary"] = True

@@ -391,11 +391,14 @@ def _refuse_odd_state(repo: Repo, relative: str) -> str:
     would wait on a FIFO."""
     path = os.path.join(repo.git_dir, *relative.split("/"))
     if os.path.islink(path) or (os.path.lexists(path) and not os.path.isfile(path)):
+        then, reason = "Continue", "invalid_state"
+        if not repo.trusted:
+            then = "Trust the repository in the Git panel, or continue"
+            reason = "untrusted_repository"
         raise AccessDenied(
             f"{relative} in this repository's git folder is not a plain file; git would read "
-            "what it points to. Trust the repository in the Git panel, or continue in a "
-            "terminal.",
-            reason="untrusted_repository",
+            f"what it points to. {then} in a terminal.",
+            reason=reason,
         )
     return path
 
@@ -476,6 +479,18 @@ async def run_action(
             f"Resolve the conflicted files and stage them before continuing the {operation}.",
             reason="unmerged_files",
         )
+    if operation == "bisect":
+        # git bisect reset runs "git checkout <BISECT_START> --": a state file that starts
+        # with "-" is an option ("-f" throws away every uncommitted change); no branch name
+        # or commit id starts with one.
+        start = (await _state_text(runner, repo, "BISECT_START")).strip()
+        if start.startswith("-"):
+            raise Conflict(
+                f"The bisect's starting point ({start[:40]!r}, in BISECT_START) is not a branch "
+                "or commit: git would read it as an option. Run git bisect reset <branch> in "
+                "a terminal.",
+                reason="invalid_state",
+            )
     # Hooks run as for a commit: only in a trusted repository (core.hooksPath otherwise).
     args = ["bisect", "reset"] if operation == "bisect" else [operation, f"--{action}"]
     result = await runner.run(repo, *args, check=False, hooks=True, timeout=timeout)
