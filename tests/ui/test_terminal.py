@@ -257,10 +257,17 @@ def test_split_pane_runs_its_own_session(page: Page, lab: LabServer) -> None:
 
     run(page, second, "echo second-$((1 + 1))")
     expect(header(second, "echo second-$((1 + 1))")).to_have_attribute("data-status", "success")
-    # The prompt and command fill the half-width pane's line: the exit badge steps aside
-    # (the gutter bar keeps the status) instead of covering the command's text.
-    expect(header(second, "echo second-$((1 + 1))")).to_have_attribute("data-fit", "none")
-    expect(header(second, "echo second-$((1 + 1))").locator(".jp-TeraxBlock-badge")).to_be_hidden()
+    # The prompt and command fill the half-width pane's line: the chip never covers the
+    # command's text. A line that wrapped gets it on its last row, beside the text's end; a
+    # full line that did not wrap leaves it out (the gutter bar keeps the status).
+    block = header(second, "echo second-$((1 + 1))")
+    expect(block).to_have_attribute("data-rows", re.compile(r"^\d+$"))
+    if block.get_attribute("data-rows") == "0":
+        expect(block).to_have_attribute("data-fit", "none")
+        expect(block.locator(".jp-TeraxBlock-badge")).to_be_hidden()
+    else:
+        expect(block).not_to_have_attribute("data-fit", "none")
+        expect(block.locator(".jp-TeraxBlock-badge")).to_be_visible()
     expect(header(first, "echo second-$((1 + 1))")).to_have_count(0)
     sessions = {first.get_attribute("data-session-id"), second.get_attribute("data-session-id")}
     assert len(sessions) == 2
