@@ -10,63 +10,13 @@ import pytest
 
 from terax_jupyter.exceptions import AccessDenied, Conflict, InvalidRequest, ReadOnlyMode
 
-from .conftest import IDENTITY, commit_all, git, init_repo, write
+from .conftest import BASE, IDENTITY, OURS, THEIRS, commit_all, git, init_repo, two_branches, write
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
     from terax_jupyter.services.git.manager import GitManager
-
-BASE = "one\ntwo\nthree\n"
-OURS = "one\ntwo (ours)\nthree\n"
-THEIRS = "one\ntwo (theirs)\nthree\n"
-
-
-def two_branches(root: Path) -> Path:
-    """main and other change the same line of f.txt; other also adds g.txt and h.txt in a
-    second and third commit (so a rebase or cherry-pick has more to do after the conflict)."""
-    init_repo(root)
-    write(root, "f.txt", BASE)
-    write(root, "keep.txt", "keep\n")
-    commit_all(root, "base")
-    git(root, "switch", "-q", "-c", "other")
-    write(root, "f.txt", THEIRS)
-    commit_all(root, "theirs")
-    write(root, "g.txt", "g\n")
-    commit_all(root, "add g")
-    write(root, "h.txt", "h\n")
-    commit_all(root, "add h")
-    git(root, "switch", "-q", "main")
-    write(root, "f.txt", OURS)
-    commit_all(root, "ours")
-    return root
-
-
-@pytest.fixture
-def merging(workspace_root: Path) -> Path:
-    root = two_branches(workspace_root / "merging")
-    assert "CONFLICT" in git(root, "merge", "other", check=False)
-    return root
-
-
-@pytest.fixture
-def rebasing(workspace_root: Path) -> Path:
-    """other rebased onto main: stops on its first commit."""
-    root = two_branches(workspace_root / "rebasing")
-    git(root, "switch", "-q", "other")
-    git(root, "rebase", "main", check=False)
-    assert (root / ".git" / "rebase-merge").is_dir()
-    return root
-
-
-@pytest.fixture
-def picking(workspace_root: Path) -> Path:
-    """The three commits of other picked onto main: stops on the first."""
-    root = two_branches(workspace_root / "picking")
-    git(root, "cherry-pick", "main..other", check=False)
-    assert (root / ".git" / "CHERRY_PICK_HEAD").exists()
-    return root
 
 
 # -- the conflicted diff ---------------------------------------------------------------------

@@ -14,8 +14,7 @@ import pytest
 
 from terax_jupyter.exceptions import AccessDenied, Conflict, TeraxError
 
-from .conftest import commit_all, git, init_repo, write
-from .test_conflicts import two_branches
+from .conftest import commit_all, git, init_repo, two_branches, write
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -29,25 +28,6 @@ def executable(path: Path, text: str) -> Path:
     path.write_text(text)
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return path
-
-
-@pytest.fixture
-def rebasing(workspace_root: Path) -> Path:
-    """other rebased onto main: stops on its first commit (two more to go)."""
-    root = two_branches(workspace_root / "rebasing")
-    git(root, "switch", "-q", "other")
-    git(root, "rebase", "main", check=False)
-    assert (root / ".git" / "rebase-merge").is_dir()
-    return root
-
-
-@pytest.fixture
-def picking(workspace_root: Path) -> Path:
-    """The three commits of other picked onto main: stops on the first."""
-    root = two_branches(workspace_root / "picking")
-    git(root, "cherry-pick", "main..other", check=False)
-    assert (root / ".git" / "sequencer" / "todo").exists()
-    return root
 
 
 def exists(path: Path) -> bool:
