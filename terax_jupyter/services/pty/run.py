@@ -27,6 +27,8 @@ MAX_COMPLAINT = 600
 
 async def run_line(session: PtySession, command: str, *, timeout: float) -> dict[str, Any]:
     """Type ``command`` at an integrated shell's prompt; its block's text once it ends."""
+    if session.line_watched:
+        raise Conflict("Another command is being typed in this terminal.", reason="busy")
     problem = await shells.syntax_error(session.shell, session.shell_path, command)
     if problem:
         raise InvalidRequest(

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote
 
+from terax_jupyter.exceptions import Conflict
 from terax_jupyter.services.preview.detect import ServerDetector
 from terax_jupyter.services.pty import text as terminal_text
 from terax_jupyter.services.pty.agents import AgentDetector
@@ -756,10 +757,15 @@ class PtySession:
         and nothing ran (a syntax error, an interrupt); "incomplete": the shell asks for the
         rest of the line (an unclosed quote or block). One line is watched at a time.
         """
-        if self._line_watch is not None and not self._line_watch.future.done():
-            raise RuntimeError("a line is already being watched")
+        if self.line_watched:
+            raise Conflict("Another command is being typed in this terminal.", reason="busy")
         self._line_watch = LineWatch(asyncio.get_running_loop().create_future())
         return self._line_watch.future
+
+    @property
+    def line_watched(self) -> bool:
+        """A line typed for someone is still on its way (``watch_line``)."""
+        return self._line_watch is not None and not self._line_watch.future.done()
 
     def _settle_line(self, outcome: str, offset: int) -> None:
         watch = self._line_watch

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from terax_jupyter.exceptions import InvalidRequest
+from terax_jupyter.exceptions import Conflict, InvalidRequest
 
 from .conftest import SHELL_ENVIRONMENT
 from .helpers import SHELLS, at_prompt, write_rc_files
@@ -134,3 +134,14 @@ async def test_fish_parses_a_line_without_running_it(manager: PtyManager, root: 
     result = await manager.run(session.id, "echo once >> counted", timeout=TIMEOUT)
     assert result["block"]["exit_code"] == 0
     assert (root / "counted").read_text() == "once\n"
+
+
+async def test_two_runs_at_once_get_busy_not_an_error(manager: PtyManager) -> None:
+    session = await started(manager, "bash")
+    first = asyncio.ensure_future(manager.run(session.id, "sleep 0.5; echo first", timeout=TIMEOUT))
+    await asyncio.sleep(0)  # the first has typed its line; its command may not have started
+    with pytest.raises(Conflict) as caught:
+        await manager.run(session.id, "echo second", timeout=TIMEOUT)
+    assert caught.value.reason == "busy"
+    assert (await first)["text"].strip() == "first"
+    await runs_cleanly(manager, session, "after-both")
