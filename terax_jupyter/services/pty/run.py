@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from terax_jupyter.services.pty.session import PtySession
 
 # How long an interrupt may take to bring the prompt back (clearing the line editor).
-CLEAR_WAIT = 3.0
+CLEAR_WAIT = 10.0
 # The shell's complaint, as much of it as an error message carries.
 MAX_COMPLAINT = 600
 
