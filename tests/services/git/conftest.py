@@ -222,3 +222,28 @@ def picking(workspace_root: Path) -> Path:
     git(root, "cherry-pick", "main..other", check=False)
     assert (root / ".git" / "CHERRY_PICK_HEAD").exists()
     return root
+
+
+def submodule_conflict(workspace_root: Path) -> Path:
+    """A superproject whose branches moved the submodule ``sub`` to commits git cannot
+    merge (neither descends from the other), merged: ``sub`` is conflicted."""
+    sub = init_repo(workspace_root / "sub")
+    write(sub, "a.txt", "1\n")
+    first = commit_all(sub, "one")
+    write(sub, "a.txt", "2\n")
+    second = commit_all(sub, "two")
+    git(sub, "switch", "-q", "-c", "side", first)
+    write(sub, "a.txt", "3\n")
+    third = commit_all(sub, "three")  # not a descendant of two: git cannot merge the link
+    root = init_repo(workspace_root / "super")
+    git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "sub")
+    git(root / "sub", "checkout", "-q", first)
+    commit_all(root, "sub at one")
+    git(root, "switch", "-q", "-c", "other")
+    git(root / "sub", "checkout", "-q", second)
+    commit_all(root, "sub at two")
+    git(root, "switch", "-q", "main")
+    git(root / "sub", "checkout", "-q", third)
+    commit_all(root, "sub at three")
+    git(root, "merge", "other", check=False)
+    return root

@@ -10,7 +10,18 @@ import pytest
 
 from terax_jupyter.exceptions import AccessDenied, Conflict, InvalidRequest, ReadOnlyMode
 
-from .conftest import BASE, IDENTITY, OURS, THEIRS, commit_all, git, init_repo, two_branches, write
+from .conftest import (
+    BASE,
+    IDENTITY,
+    OURS,
+    THEIRS,
+    commit_all,
+    git,
+    init_repo,
+    submodule_conflict,
+    two_branches,
+    write,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -457,25 +468,7 @@ async def test_taking_a_side_of_a_submodule_is_refused_untrusted(
 ) -> None:
     """Both branches moved the submodule: staging a side of it runs git inside the
     submodule (its own configuration), which an untrusted repository may not make run."""
-    sub = init_repo(workspace_root / "sub")
-    write(sub, "a.txt", "1\n")
-    first = commit_all(sub, "one")
-    write(sub, "a.txt", "2\n")
-    second = commit_all(sub, "two")
-    git(sub, "switch", "-q", "-c", "side", first)
-    write(sub, "a.txt", "3\n")
-    third = commit_all(sub, "three")  # not a descendant of two: git cannot merge the link
-    root = init_repo(workspace_root / "super")
-    git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "sub")
-    git(root / "sub", "checkout", "-q", first)
-    commit_all(root, "sub at one")
-    git(root, "switch", "-q", "-c", "other")
-    git(root / "sub", "checkout", "-q", second)
-    commit_all(root, "sub at two")
-    git(root, "switch", "-q", "main")
-    git(root / "sub", "checkout", "-q", third)
-    commit_all(root, "sub at three")
-    git(root, "merge", "other", check=False)
+    root = submodule_conflict(workspace_root)
     assert git(root, "ls-files", "-u", "--", "sub")
     with pytest.raises(AccessDenied) as caught:
         await manager.resolve_conflict(str(root), ["sub"], "theirs")

@@ -14,7 +14,7 @@ import pytest
 
 from terax_jupyter.exceptions import AccessDenied, Conflict, TeraxError
 
-from .conftest import commit_all, git, init_repo, two_branches, write
+from .conftest import commit_all, git, init_repo, submodule_conflict, two_branches, write
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -354,25 +354,7 @@ async def test_the_conflicted_diff_of_a_submodule(
 ) -> None:
     """Both branches moved a submodule: its sides are commits of another repository (not in
     this one's objects), shown as such, and nothing runs inside the submodule."""
-    sub = init_repo(workspace_root / "sub")
-    write(sub, "a.txt", "1\n")
-    first = commit_all(sub, "one")
-    write(sub, "a.txt", "2\n")
-    second = commit_all(sub, "two")
-    git(sub, "switch", "-q", "-c", "side", first)
-    write(sub, "a.txt", "3\n")
-    third = commit_all(sub, "three")
-    root = init_repo(workspace_root / "super")
-    git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "sub")
-    git(root / "sub", "checkout", "-q", first)
-    commit_all(root, "sub at one")
-    git(root, "switch", "-q", "-c", "other")
-    git(root / "sub", "checkout", "-q", second)
-    commit_all(root, "sub at two")
-    git(root, "switch", "-q", "main")
-    git(root / "sub", "checkout", "-q", third)
-    commit_all(root, "sub at three")
-    git(root, "merge", "other", check=False)
+    root = submodule_conflict(workspace_root)
     diff = await manager.diff(str(root), "sub")
     assert diff["status"] == "conflicted"
     for name in ("base", "ours", "theirs"):
