@@ -3,8 +3,14 @@
 The shell's marks tell it apart: the command's block ends (it ran), a prompt comes back with no
 command started (bash and zsh on a syntax error), or a continuation prompt asks for the rest of
 the line (an unclosed quote or block). fish shows neither of the last two, so its own parser is
-asked first. A line editor that may hold text (a half-typed line, what an earlier error left)
-is cleared with an interrupt before anything is typed, so the command is never glued to it.
+asked first.
+
+Before the line is typed, a barrier key (``PtySession.sync``) goes ahead of it: the shell reads
+it in order with whatever was typed before (a half-typed line, Enters typed ahead, a line fish
+kept after an error), empties its line editor and prints a mark. Every prompt those earlier
+keys bring comes before that mark, so the first prompt after it answers this line and no
+other, and the line is never glued to text already there. An interrupt is used only to leave
+a continuation prompt, where bash and zsh always draw a fresh prompt.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from terax_jupyter.services.pty import text as terminal_text
 if TYPE_CHECKING:
     from terax_jupyter.services.pty.session import PtySession
 
-# How long an interrupt may take to bring the prompt back (clearing the line editor).
+# How long the shell may take to read the barrier, or to draw a prompt after an interrupt.
 CLEAR_WAIT = 10.0
 # The shell's complaint, as much of it as an error message carries.
 MAX_COMPLAINT = 600
@@ -29,17 +35,23 @@ async def run_line(session: PtySession, command: str, *, timeout: float) -> dict
     """Type ``command`` at an integrated shell's prompt; its block's text once it ends."""
     if session.line_watched:
         raise Conflict("Another command is being typed in this terminal.", reason="busy")
-    problem = await shells.syntax_error(session.shell, session.shell_path, command)
-    if problem:
-        raise InvalidRequest(
-            f"fish cannot run this line, so nothing was typed: {problem}", reason="syntax_error"
-        )
-    if session.line_dirty:
-        await _clear_line(session)
-    before = len(session.blocks.all())
-    start = session.scrollback.end
-    watch = session.watch_line()
-    session.write(command.encode("utf-8") + b"\r")
+    session.line_claimed = True
+    try:
+        problem = await shells.syntax_error(session.shell, session.shell_path, command)
+        if problem:
+            raise InvalidRequest(
+                f"fish cannot run this line, so nothing was typed: {problem}",
+                reason="syntax_error",
+            )
+        if session.continuation:
+            await _clear_line(session)
+        await _barrier(session)
+        before = len(session.blocks.all())
+        start = session.scrollback.end
+        watch = session.watch_line()
+        session.write(command.encode("utf-8") + b"\r")
+    finally:
+        session.line_claimed = False
     try:
         outcome, end = await asyncio.wait_for(asyncio.shield(watch), timeout)
     except asyncio.TimeoutError:
@@ -66,8 +78,20 @@ async def run_line(session: PtySession, command: str, *, timeout: float) -> dict
     return result
 
 
+async def _barrier(session: PtySession) -> None:
+    try:
+        await asyncio.wait_for(asyncio.shield(session.sync()), CLEAR_WAIT)
+    except asyncio.TimeoutError:
+        raise Conflict(
+            f"The shell did not come back to its prompt within {CLEAR_WAIT:g} s.",
+            reason="busy",
+        ) from None
+    if session.exited:
+        raise Conflict("The shell exited.", reason="exited")
+
+
 async def _clear_line(session: PtySession) -> None:
-    """Interrupt what sits in the line editor and wait for the fresh prompt."""
+    """Interrupt a continuation prompt and wait for the fresh prompt."""
     watch = session.watch_line()
     session.write(b"\x03")
     try:
@@ -77,7 +101,6 @@ async def _clear_line(session: PtySession) -> None:
             "The shell's line editor holds text that an interrupt did not clear.",
             reason="busy",
         ) from None
-    session.line_dirty = False
 
 
 async def _complaint(session: PtySession, start: int, end: int, command: str) -> str:

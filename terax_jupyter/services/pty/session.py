@@ -83,8 +83,6 @@ REPLAY_CHUNK = 64 * 1024
 # of the server's memory, however slowly it reads.
 REPLAY_IN_FLIGHT = 2
 REPLAY_WINDOW = REPLAY_IN_FLIGHT * REPLAY_CHUNK
-# What a terminal sends as it gains or loses focus (fish asks for these): no typing.
-_FOCUS_REPORTS = (b"\x1b[I", b"\x1b[O")
 # A full-screen program asked to repaint sees the terminal one column narrower this long
 # (seconds): long enough for it to read the size in between, short enough not to be seen.
 REPAINT_NUDGE = 0.15
@@ -142,6 +140,9 @@ class _Attached:
 DA1_REPLY = b"\x1b[?1;2c"
 DA2_REPLY = b"\x1b[>0;276;0c"
 SGR_RESET = b"\x1b[0m"
+# The run API's barrier key (``sync``): a function key no terminal sends, bound by the shell
+# integrations to empty the line editor and print a ``133;P;k=s`` mark.
+SYNC_KEY = b"\x1b[9871~"
 
 
 @dataclass
@@ -215,12 +216,14 @@ class PtySession:
         self._integrated_event = asyncio.Event()
         self._sequence_end = 0  # stream offset just after the last sequence handled
         self._listeners: list[Any] = []
-        # The line editor may hold text: something was typed at the prompt that the shell has
-        # not run (a half-typed line, an unclosed quote, a line fish kept after an error).
-        # Only a command's start (C) or an interrupt the run API waited out clears it.
-        self.line_dirty = False
         self._line_watch: LineWatch | None = None
-        self._prompt_due = False  # a command ended (D); its prompt (A) is still to come
+        self.line_claimed = False  # a run prepares its line (the barrier, an interrupt)
+        # The run API's barrier (``sync``): resolved once the shell has read everything typed
+        # before it. bash redraws its prompt after the barrier's key, so there the end of that
+        # prompt (B) is the point.
+        self._sync: asyncio.Future[None] | None = None
+        self._sync_redraw = False
+        self.continuation = False  # the shell shows a continuation prompt (an unclosed quote)
         self._repaint_handle: asyncio.TimerHandle | None = None
 
     # -- lifecycle -------------------------------------------------------------------
@@ -267,6 +270,7 @@ class PtySession:
         self.servers.close()
         self.broadcast({"type": "exit", "code": self.exit_code})
         self._exited_event.set()
+        self._synced()
         self._maybe_finished()
 
     def _maybe_finished(self) -> None:
@@ -444,8 +448,6 @@ class PtySession:
         if self.exited or not data:
             return
         self.last_activity = time.monotonic()
-        if self.phase != "running" and data not in _FOCUS_REPORTS:
-            self.line_dirty = True
         if b"\x03" in data and self._interrupt_flushes_output():
             # The line discipline discards queued output on an interrupt; so do we, so the
             # prompt shows at once instead of after the flood already read.
@@ -688,23 +690,26 @@ class PtySession:
         if letter == "A":
             if self.phase == "running":
                 self._end_block(None, at)
-            # A prompt does not clear ``line_dirty``: fish keeps a line it could not run, and
-            # what was typed ahead of the prompt is read into its line editor.
-            if self._prompt_due:
-                self._prompt_due = False  # the prompt after a command's end: not an answer
-            else:
-                self._settle_line("not_run", at)
+            self._settle_line("not_run", at)
+            self.continuation = False
             self.phase = "prompt"
             self.broadcast({"type": "prompt"})
         elif letter == "P" and sequence.params.get("k") == "c":
+            self.continuation = True
             self._settle_line("incomplete", at)
+        elif letter == "P" and sequence.params.get("k") == "s":
+            if sequence.params.get("redraw") == "1":
+                self._sync_redraw = True
+            else:
+                self._synced()
         elif letter == "B":
+            if self._sync_redraw:
+                self._synced()
             self.phase = "input"
             self.broadcast({"type": "input"})
         elif letter == "C":
             command = unquote(sequence.params.get("cmdline_url", ""))
             self.phase = "running"
-            self.line_dirty = False
             if self._line_watch is not None:
                 self._line_watch.started = True
             block = self.blocks.start(command, self.cwd, self.scrollback.end)
@@ -719,7 +724,6 @@ class PtySession:
             code = int(code_text) if digits.isascii() and digits.isdigit() else None
             self._end_block(code, self.scrollback.end - (sequence.end - sequence.start))
             self.phase = "prompt"
-            self._prompt_due = True
 
     def _end_block(self, code: int | None, offset: int) -> None:
         self._settle_line("ended", offset)
@@ -750,6 +754,21 @@ class PtySession:
         self._listeners.append(future)
         return future
 
+    def sync(self) -> asyncio.Future[None]:
+        """Type the barrier key: resolves once the shell has read all that was typed before
+        and emptied its line editor, so the next prompt without a command answers what is
+        typed after it. Needs the shell integration; resolves at the shell's exit too."""
+        if self._sync is None or self._sync.done():
+            self._sync = asyncio.get_running_loop().create_future()
+            self._sync_redraw = False
+            self.write(SYNC_KEY)
+        return self._sync
+
+    def _synced(self) -> None:
+        self._sync_redraw = False
+        if self._sync is not None and not self._sync.done():
+            self._sync.set_result(None)
+
     def watch_line(self) -> asyncio.Future[tuple[str, int]]:
         """What becomes of the line about to be typed: a future of (outcome, stream offset).
 
@@ -757,15 +776,16 @@ class PtySession:
         and nothing ran (a syntax error, an interrupt); "incomplete": the shell asks for the
         rest of the line (an unclosed quote or block). One line is watched at a time.
         """
-        if self.line_watched:
+        if self._line_watch is not None and not self._line_watch.future.done():
             raise Conflict("Another command is being typed in this terminal.", reason="busy")
         self._line_watch = LineWatch(asyncio.get_running_loop().create_future())
         return self._line_watch.future
 
     @property
     def line_watched(self) -> bool:
-        """A line typed for someone is still on its way (``watch_line``)."""
-        return self._line_watch is not None and not self._line_watch.future.done()
+        """A line typed for someone is being prepared or is still on its way."""
+        pending = self._line_watch is not None and not self._line_watch.future.done()
+        return self.line_claimed or pending
 
     def _settle_line(self, outcome: str, offset: int) -> None:
         watch = self._line_watch

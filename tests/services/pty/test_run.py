@@ -113,15 +113,21 @@ async def test_runs_back_to_back_never_mistake_the_last_prompt(
         await runs_cleanly(manager, session, f"n{number}")
 
 
-async def test_only_typing_marks_the_line_editor_as_holding_text(manager: PtyManager) -> None:
-    session = await started(manager, "bash")
-    await runs_cleanly(manager, session, "first")
-    assert not session.line_dirty
-    session.write(b"\x1b[I")  # the view gained focus: nothing typed, nothing to interrupt
-    session.write(b"\x1b[O")
-    assert not session.line_dirty
-    session.write(b"x")
-    assert session.line_dirty
+VI_MODE = {"bash": "set -o vi", "zsh": "bindkey -v", "fish": "fish_vi_key_bindings"}
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+async def test_a_line_typed_in_vi_mode_is_cleared_before_a_run(
+    manager: PtyManager, shell: str
+) -> None:
+    session = await started(manager, shell)
+    await manager.run(session.id, VI_MODE[shell], timeout=TIMEOUT)
+    session.write(b"echo half-typed")
+    await asyncio.sleep(0.3)
+    await runs_cleanly(manager, session, "in-insert-mode")
+    session.write(b"echo half-typed\x1b")  # and in vi's command mode
+    await asyncio.sleep(0.3)
+    await runs_cleanly(manager, session, "in-command-mode")
 
 
 async def test_fish_parses_a_line_without_running_it(manager: PtyManager, root: Path) -> None:

@@ -121,6 +121,39 @@ async def test_empty_lines_make_no_blocks(manager: PtyManager, shell: str) -> No
 
 
 @pytest.mark.parametrize("shell", SHELLS)
+async def test_a_run_after_enters_typed_ahead_is_answered_by_its_own_prompt(
+    manager: PtyManager, shell: str
+) -> None:
+    # Each Enter typed ahead brings a prompt of its own; none of them may answer the run,
+    # whether it is still on its way or long drawn (fish, interrupted on an empty line, ran
+    # the next command without its marks).
+    session = await started(manager, shell)
+    session.write(b"\r" * 40)
+    result = await manager.run(session.id, "echo after", timeout=20)
+    session.write(b"\r \r\r")
+    await asyncio.sleep(0.5)
+    again = await manager.run(session.id, "echo again", timeout=20)
+    assert [b.command for b in session.blocks.all()] == ["echo after", "echo again"]
+    assert (result["text"].split(), again["text"].split()) == (["after"], ["again"])
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+async def test_a_run_after_enters_typed_during_a_command_is_answered_by_its_own_prompt(
+    manager: PtyManager, shell: str
+) -> None:
+    # Enters typed while a command runs reach the line editor once it ends, one prompt each.
+    session = await started(manager, shell)
+    session.write(b"sleep 0.5\r")
+    await wait_for(lambda: session.phase == "running", 10, "the command's start")
+    session.write(b"\r" * 40)
+    ended = session.block_ended()
+    await asyncio.wait_for(ended, 10)
+    result = await manager.run(session.id, "echo after", timeout=20)
+    assert [b.command for b in session.blocks.all()] == ["sleep 0.5", "echo after"]
+    assert result["text"].split() == ["after"]
+
+
+@pytest.mark.parametrize("shell", SHELLS)
 async def test_cwd_follows_cd_and_ignores_programs(
     manager: PtyManager, root: Path, shell: str
 ) -> None:

@@ -125,6 +125,19 @@ if [ -z "${__terax_installed-}" ] && [ -n "${TERAX_NONCE-}" ]; then
     __terax_command_mark "$line"
   }
 
+  # The run API's barrier: a key no terminal sends. Read in order with what was typed ahead,
+  # it empties the line editor and answers with a mark, so what comes after is the run's.
+  # bash redraws the prompt after a `bind -x` command: the mark says so.
+  __terax_sync() {
+    READLINE_LINE=""
+    READLINE_POINT=0
+    printf '\e]133;P;k=s;redraw=1;nonce=%s\a' "$__terax_nonce"
+  }
+  bind -m emacs -x '"\e[9871~": __terax_sync' 2>/dev/null
+  bind -m vi-insert -x '"\e[9871~": __terax_sync' 2>/dev/null
+  # In vi's command mode the key enters insert mode first, where the line is typed.
+  bind -m vi-command '"\e[9871~": "i\e[9871~"' 2>/dev/null
+
   if declare -p PROMPT_COMMAND 2>/dev/null | grep -q '^declare -a'; then
     PROMPT_COMMAND=(__terax_precmd "${PROMPT_COMMAND[@]}" __terax_wrap_prompt)
   else

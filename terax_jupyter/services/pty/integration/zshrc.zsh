@@ -43,6 +43,19 @@ if [[ -z "${__terax_installed-}" && -n "${TERAX_NONCE-}" ]]; then
     print -rn -- $'\e]133;C;nonce='"${__terax_nonce};cmdline_url=$(__terax_urlencode "$1")"$'\a'
   }
 
+  # The run API's barrier: a key no terminal sends. Read in order with what was typed ahead,
+  # it empties the line editor and answers with a mark, so what comes after is the run's.
+  __terax_sync() {
+    BUFFER=""
+    [[ "$KEYMAP" == vicmd ]] && zle -K viins  # the line is typed in insert mode
+    print -rn -- $'\e]133;P;k=s;nonce='"${__terax_nonce}"$'\a'
+  }
+  zle -N __terax_sync
+  for __terax_keymap in emacs viins vicmd; do
+    bindkey -M "$__terax_keymap" $'\e[9871~' __terax_sync
+  done
+  unset __terax_keymap
+
   # The status hook first (it must see $? untouched), the prompt wrapper last (after themes).
   precmd_functions=(__terax_precmd $precmd_functions __terax_wrap_prompt)
   preexec_functions+=(__terax_preexec)
