@@ -54,13 +54,13 @@ class JupyterProcess:
         extra_args: Iterable[str] = (),
         env: Mapping[str, str] | None = None,
         *,
-        extensions: Iterable[str] = ("terax_jupyter",),
+        extensions: Iterable[str] | Mapping[str, bool] = ("terax_jupyter",),
     ) -> None:
         """Launch the server over ``root`` (also its working folder), without waiting for it.
 
         ``extra_args`` follow the common ``--ServerApp`` options; ``env`` adds to (or overrides)
         this process's environment with ``PYTHONPATH`` and the ``JUPYTER_*_DIR`` folders;
-        ``extensions`` are the server extensions enabled.
+        ``extensions`` are the server extensions enabled (a mapping may also disable some).
         """
         with socket.socket() as probe:
             probe.bind((HOST, 0))
@@ -75,7 +75,8 @@ class JupyterProcess:
             "JUPYTER_RUNTIME_DIR": str(state_dir / "runtime"),
             **(env or {}),
         }
-        enabled = ", ".join(f"{name!r}: True" for name in extensions)
+        switches = extensions if isinstance(extensions, dict) else dict.fromkeys(extensions, True)
+        enabled = ", ".join(f"{name!r}: {on}" for name, on in switches.items())
         self.log_path = state_dir / "server.log"
         self._log = open(self.log_path, "wb")  # noqa: SIM115  (closed in stop())
         self.process = subprocess.Popen(

@@ -14,6 +14,7 @@ from jupyter_server.serverapp import aliases as server_aliases
 from jupyter_server.serverapp import flags as server_flags
 from traitlets import Bool, Enum, Int, List, Unicode
 
+from terax_jupyter import activity
 from terax_jupyter._version import __version__
 from terax_jupyter.base import (
     CONNECTIONS_KEY,
@@ -23,6 +24,7 @@ from terax_jupyter.base import (
 )
 from terax_jupyter.context import TeraxContext
 from terax_jupyter.security import SecurityLayer
+from terax_jupyter.security.policy import Policy, load_policy
 from terax_jupyter.services.ai import handlers as ai_handlers
 from terax_jupyter.services.ai import settings_handlers as ai_settings_handlers
 from terax_jupyter.services.ai.manager import AiManager
@@ -149,10 +151,15 @@ jupyter terax mcp                   # Terax's tools for another agent (MCP over 
     def initialize_settings(self) -> None:
         assert self.serverapp is not None
         state_dir = self.data_dir or os.path.join(jupyter_data_dir(), "terax")
+        policy = self._load_policy()
+        read_only = policy.read_only if policy.read_only is not None else self.read_only
+        if read_only and not policy.read_only:
+            # A shell writes wherever the account may: read-only by trait has no terminals.
+            policy = policy.with_server_off("terminals", "TeraxApp.read_only is True")
         security = SecurityLayer.build(
             self.serverapp.root_dir,
             state_dir,
-            read_only=self.read_only,
+            read_only=read_only or policy.error is not None,
             extra_roots=self.extra_roots,
             allow_user_roots=self.allow_user_roots,
             extra_deny_patterns=self.extra_deny_patterns,
@@ -162,6 +169,7 @@ jupyter terax mcp                   # Terax's tools for another agent (MCP over 
             extra_local_hosts=self.local_model_hosts,
             hard_links=self.hard_links,
             extra_hard_link_stores=self.extra_hard_link_stores,
+            policy=policy,
         )
         search = FileSearch(security, parent=self)
         watch = WatchService(security, parent=self)
@@ -179,12 +187,14 @@ jupyter terax mcp                   # Terax's tools for another agent (MCP over 
             state_dir=state_dir,
             parent=self,
         )
+        preview.policy = policy
         # Terminals offer only the servers the preview proxy would open.
         pty.server_ports = preview.offers
         secrets = SecretsManager(security, state_dir, parent=self)
         # Terminals do not inherit the provider keys of the server's environment.
         pty.environment_filter = secrets.without_server_keys
         browser = BrowserManager(state_dir, redactor=security.redactor, parent=self)
+        browser.policy = policy
         ai = AiManager(security, state_dir, files=files, search=search, grep=grep, pty=pty,
                        secrets=secrets, browser=browser, parent=self)  # fmt: skip
         self.context = TeraxContext(
@@ -202,12 +212,32 @@ jupyter terax mcp                   # Terax's tools for another agent (MCP over 
         )
         self.settings[SETTINGS_KEY] = self.context
         self.settings[CONNECTIONS_KEY] = ConnectionSlots(self.max_websockets_per_user)
+        # An agent run goes on after its request finished: while one lasts, the server is in
+        # use for JupyterHub's idle culler (terminal traffic is marked in pty/stream.py).
+        self._busy_activity = activity.mark_while_busy(
+            lambda: getattr(serverapp.web_app, "settings", None), lambda: bool(ai.runs)
+        )
+
+    def _load_policy(self) -> Policy:
+        """The administrator's policy (``policy.py``), with the server's own switches."""
+        assert self.serverapp is not None
+        policy = load_policy()
+        if policy.error is not None:
+            self.log.error("Terax: %s; every Terax feature is off (fail closed).", policy.error)
+        elif policy.sources:
+            self.log.info("Terax: the administrator's policy from %s", ", ".join(policy.sources))
+        if not self.serverapp.terminals_enabled:
+            policy = policy.with_server_off("terminals", "ServerApp.terminals_enabled is False")
+        return policy
 
     def initialize_handlers(self) -> None:
         for module in HANDLER_MODULES:
             self.handlers.extend(module.default_handlers)
 
     async def stop_extension(self) -> None:
+        busy_activity = getattr(self, "_busy_activity", None)
+        if busy_activity is not None:
+            busy_activity.stop()
         context = getattr(self, "context", None)
         if context is not None:
             await context.close()

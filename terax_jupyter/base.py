@@ -23,6 +23,8 @@ SETTINGS_KEY = "terax"
 # The tornado setting that holds the server's ConnectionSlots (set by app.py).
 CONNECTIONS_KEY = "terax_connections"
 DEFAULT_WEBSOCKETS_PER_USER = 128
+# Which Terax client sends a request (the MCP bridge says "mcp").
+CLIENT_HEADER = "X-Terax-Client"
 
 _MISSING: Any = object()
 
@@ -88,6 +90,12 @@ class TeraxAPIHandler(JsonErrorsMixin, APIHandler):  # type: ignore[misc]
     """Base of every REST handler: JSON in, JSON out, errors as ``{"message", "reason"}``."""
 
     auth_resource = "terax"
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        await super().prepare()
+        if self.request.headers.get(CLIENT_HEADER, "") == "mcp":
+            # Terax's MCP bridge says who it is; the switch also stops it at its start.
+            self.terax.security.policy.require("mcp")
 
     # -- request parsing -------------------------------------------------------------
 

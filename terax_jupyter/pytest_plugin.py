@@ -45,6 +45,8 @@ SECRET_ENVIRONMENT = (
 def _clear_secret_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in SECRET_ENVIRONMENT:
         monkeypatch.delenv(name, raising=False)
+    # No administrator's policy of this machine applies to a test (a test names its own).
+    monkeypatch.setenv("TERAX_POLICY_DIRS", "")
 
 
 @pytest.fixture

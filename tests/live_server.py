@@ -13,10 +13,13 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import terax_jupyter
 from terax_jupyter.client.api import SyncTeraxClient, TeraxAPIError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 PROJECT = str(Path(terax_jupyter.__file__).resolve().parents[1])
 READY_TIMEOUT = 60.0
@@ -78,12 +81,18 @@ def free_port() -> int:
 
 
 def start_live_server(
-    home: Path, root: Path, base_url: str = "/", config: dict[str, Any] | None = None
+    home: Path,
+    root: Path,
+    base_url: str = "/",
+    config: dict[str, Any] | None = None,
+    prefix: Sequence[str] = (),
 ) -> LiveTerax:
     """A server with ``root`` as its root, under ``base_url``, ready to answer (and its
-    runtime file written); ``config`` is more configuration (``{"AiManager": {...}}``)."""
+    runtime file written); ``config`` is more configuration (``{"AiManager": {...}}``);
+    ``prefix`` runs it through a wrapper (``setpriv ... --``)."""
     port, token = free_port(), secrets.token_hex(16)
     arguments = [
+        *prefix,
         sys.executable,
         "-m",
         "jupyter_server",

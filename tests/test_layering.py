@@ -73,6 +73,16 @@ ALLOWED: dict[str, tuple[frozenset[str] | None, str]] = {
         "runs the agent's commands with bash -c after the command guard, in a folder the guard "
         "checked, in their own session so that they can be stopped",
     ),
+    "services/ai/agent_audit.py": (
+        frozenset({"os.open"}),
+        "opens the audit log the administrator's policy names (an absolute path, never through "
+        "a symbolic link, a regular file only), append-only, to write agent actions",
+    ),
+    "services/secrets/startup.py": (
+        frozenset({"os.open", "open"}),
+        "reads the key file the administrator names at start; blanks the provider keys in the "
+        "server's own initial environment block (/proc/self/mem)",
+    ),
     "notebook/terminal_view.py": (
         frozenset({"pathlib.read_text"}),
         "reads the package's own xterm.js module and widget files to send them to the page",

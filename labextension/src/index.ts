@@ -8,12 +8,14 @@ import { aiCompletionPlugin } from './plugins/aicompletion';
 import { aiReviewPlugin } from './plugins/aireview';
 import { gitPlugin } from './plugins/git';
 import { goToFilePlugin } from './plugins/gotofile';
+import { policyPlugin } from './plugins/policy';
 import { previewPlugin } from './plugins/preview';
 import { searchInFilesPlugin } from './plugins/searchfiles';
 import { terminalPlugin } from './plugins/terminal';
 
 export { ITeraxAi } from './ai/tokens';
 export { IGoToFile } from './gotofile/tokens';
+export { ITeraxPolicy } from './policy/tokens';
 export { ITeraxPreview } from './preview/tokens';
 export { ISearchInFiles } from './searchfiles/tokens';
 export { ITeraxTerminals } from './terminal/tokens';
@@ -30,6 +32,7 @@ const plugins: JupyterFrontEndPlugin<unknown>[] = [
   aiReviewPlugin,
   gitPlugin,
   goToFilePlugin,
+  policyPlugin,
   previewPlugin,
   searchInFilesPlugin,
   terminalPlugin

@@ -4,6 +4,7 @@ import './ai.css';
 import './aireview.css';
 import './git.css';
 import './gotofile.css';
+import './policy.css';
 import './preview.css';
 import './searchfiles.css';
 import './terminal.css';

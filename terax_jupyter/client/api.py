@@ -44,12 +44,16 @@ def segment(value: str) -> str:
 class _Base:
     """What the sync and async clients share: where, how to authenticate, what errors mean."""
 
-    def __init__(self, url: str, token: str = "", *, socket: str | None = None) -> None:
+    def __init__(
+        self, url: str, token: str = "", *, socket: str | None = None, client_name: str = ""
+    ) -> None:
         self.url = url if url.endswith("/") else url + "/"
         self.socket = socket
         self._headers = {"Accept": "application/json", "User-Agent": f"terax-client/{__version__}"}
         if token:
             self._headers["Authorization"] = f"token {token}"
+        if client_name:
+            self._headers["X-Terax-Client"] = client_name  # the server's policy may refuse it
 
     def endpoint(self, path: str) -> str:
         """The full URL of ``path`` under ``/terax/api/`` (``fs/file``, ``info``)."""
@@ -135,8 +139,9 @@ class TeraxClient(_Base):
         socket: str | None = None,
         timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
         transport: httpx.AsyncBaseTransport | None = None,
+        client_name: str = "",
     ) -> None:
-        super().__init__(url, token, socket=socket)
+        super().__init__(url, token, socket=socket, client_name=client_name)
         if transport is None and socket:
             transport = httpx.AsyncHTTPTransport(uds=socket)
         self._client = httpx.AsyncClient(transport=transport, **self._options(timeout))

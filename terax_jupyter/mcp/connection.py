@@ -55,7 +55,11 @@ class Connection:
         if target.token:
             self.redactor.add_secret(target.token)
         self._client = TeraxClient(
-            target.url, target.token, socket=target.socket, transport=self._transport
+            target.url,
+            target.token,
+            socket=target.socket,
+            transport=self._transport,
+            client_name="mcp",
         )
 
     async def client(self) -> TeraxClient:

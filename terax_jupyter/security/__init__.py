@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from terax_jupyter.security.audit import AuditLog
@@ -12,6 +12,7 @@ from terax_jupyter.security.denylist import DenyList
 from terax_jupyter.security.hardlinks import HardLinkRule
 from terax_jupyter.security.network import OutboundPolicy
 from terax_jupyter.security.paths import Access, CheckedPath, PathGuard
+from terax_jupyter.security.policy import Policy
 from terax_jupyter.security.redact import Redactor
 from terax_jupyter.security.workspace import WorkspaceRoot, WorkspaceRoots
 
@@ -26,6 +27,7 @@ __all__ = [
     "HardLinkRule",
     "OutboundPolicy",
     "PathGuard",
+    "Policy",
     "Redactor",
     "SecurityLayer",
     "WorkspaceRoot",
@@ -44,6 +46,7 @@ class SecurityLayer:
     redactor: Redactor
     audit: AuditLog
     network: OutboundPolicy
+    policy: Policy = field(default_factory=Policy)  # the administrator's (policy.py)
 
     @classmethod
     def build(
@@ -60,6 +63,7 @@ class SecurityLayer:
         extra_local_hosts: Iterable[str] = (),
         hard_links: str = "stores",
         extra_hard_link_stores: Iterable[str] = (),
+        policy: Policy | None = None,
     ) -> SecurityLayer:
         """The layer for one server. ``state_dir`` holds the audit log and the user roots,
         and is itself protected: no Terax tool reads or writes it."""
@@ -90,4 +94,5 @@ class SecurityLayer:
             redactor=redactor,
             audit=audit,
             network=OutboundPolicy.build(extra_local_hosts),
+            policy=policy or Policy(),
         )

@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 import secrets
 import shutil
 import stat
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from terax_jupyter.exceptions import (
+    AccessDenied,
     AlreadyExists,
     InvalidPath,
     InvalidRequest,
@@ -39,6 +41,8 @@ if TYPE_CHECKING:
     from terax_jupyter.security.hardlinks import HardLinkRule
     from terax_jupyter.security.paths import CheckedPath
 
+P = ParamSpec("P")
+R = TypeVar("R")
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -77,6 +81,42 @@ class EntryInfo:
     target_kind: str | None = None
 
 
+def no_permission(path: str, verb: str = "opened") -> AccessDenied:
+    """The refusal for a path the server's Unix account may not open or change (EACCES,
+    EPERM): the operating system's answer, so 403 ``permission_denied``, not a server fault."""
+    return AccessDenied(
+        f"{path} cannot be {verb}: the Unix account this server runs as ({_account()}) "
+        "has no permission to.",
+        reason="permission_denied",
+    )
+
+
+def _refused_by_os(function: Callable[P, R]) -> Callable[P, R]:
+    """A change the operating system refuses (a folder the account may not write) is 403
+    ``permission_denied`` naming the path changed, not a 500."""
+
+    @functools.wraps(function)
+    def change(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return function(*args, **kwargs)
+        except PermissionError:
+            checked = args[0]
+            raise no_permission(getattr(checked, "path", str(checked)), "changed") from None
+
+    return change
+
+
+def _account() -> str:
+    if not hasattr(os, "getuid"):  # Windows: the message names no account
+        return "the server's user"
+    try:
+        import pwd  # POSIX only
+
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:  # a uid without a name (containers)
+        return f"uid {os.getuid()}"
+
+
 def stat_path(checked: CheckedPath) -> os.stat_result:
     if checked.is_root:
         with open_directory(checked.path) as fd:
@@ -88,6 +128,8 @@ def stat_path(checked: CheckedPath) -> os.stat_result:
             )
         except FileNotFoundError:
             raise NotFound(f"{checked.path} does not exist.") from None
+        except PermissionError:
+            raise no_permission(checked.path) from None
         # A link where the guard resolved every link came after the check (409, not "not a
         # folder" or the link's own metadata).
         _refuse_new_link(checked, info)
@@ -146,6 +188,7 @@ def list_directory(checked: CheckedPath) -> list[EntryInfo]:
         return entries
 
 
+@_refused_by_os
 def write_atomic(
     checked: CheckedPath, data: bytes | OpenFile, *, mode: int | None = None
 ) -> os.stat_result:
@@ -171,6 +214,7 @@ def write_atomic(
         return os.stat(name if _AT_CALLS else checked.path, dir_fd=parent_fd, follow_symlinks=False)
 
 
+@_refused_by_os
 def create_file(
     checked: CheckedPath, data: bytes | OpenFile, *, mode: int | None = None
 ) -> os.stat_result:
@@ -190,6 +234,7 @@ def create_file(
         return os.stat(name if _AT_CALLS else checked.path, dir_fd=parent_fd, follow_symlinks=False)
 
 
+@_refused_by_os
 def make_directory(checked: CheckedPath, *, parents: bool = False) -> None:
     """Create a directory. With ``parents``, each missing level is created and verified."""
     missing: list[str] = []
@@ -222,6 +267,7 @@ def make_directory(checked: CheckedPath, *, parents: bool = False) -> None:
         current = os.path.join(current, name)
 
 
+@_refused_by_os
 def rename(source: CheckedPath, target: CheckedPath, *, overwrite: bool) -> None:
     if target.path != source.path and _is_within(target.path, source.path):
         raise InvalidRequest("A folder cannot be moved into itself.", reason="move_into_self")
@@ -245,6 +291,7 @@ def rename(source: CheckedPath, target: CheckedPath, *, overwrite: bool) -> None
         _fsync_directory(target_fd)
 
 
+@_refused_by_os
 def copy(
     source: CheckedPath,
     target: CheckedPath,
@@ -302,6 +349,7 @@ def copy(
     return 1
 
 
+@_refused_by_os
 def delete(checked: CheckedPath, *, recursive: bool) -> None:
     with _parent_fd(checked) as (parent_fd, name):
         info = _lstat_at(parent_fd, name, checked)
@@ -349,6 +397,8 @@ def _open_verified_directory(path: str) -> int:
         fd = os.open(path, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC)
     except FileNotFoundError:
         raise NotFound(f"{path} does not exist.") from None
+    except PermissionError:
+        raise no_permission(path) from None
     except OSError as error:
         if error.errno == errno.ENOTDIR and not os.path.islink(path):
             # A path through a file ("README.md/x"): nothing there, not an attack.
@@ -382,6 +432,8 @@ def _open_file(checked: CheckedPath, flags: int) -> Iterator[int]:
             raise NotFound(f"{checked.path} does not exist.") from None
         except IsADirectoryError:
             raise Unsupported(f"{checked.path} is a directory.", reason="not_a_file") from None
+        except PermissionError:
+            raise no_permission(checked.path) from None
         except OSError as error:
             if error.errno == errno.ELOOP:
                 raise PathChanged(
@@ -553,6 +605,8 @@ class ListedFiles:
             ) from None
         except NotADirectoryError:
             raise NotFound(f"{self.path(relative)} does not exist.") from None
+        except PermissionError:
+            raise no_permission(self.path(relative)) from None
         except OSError as error:
             if error.errno in (errno.ELOOP, errno.EXDEV):
                 raise PathChanged(

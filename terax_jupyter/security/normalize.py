@@ -6,8 +6,6 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from confusable_homoglyphs.confusables import confusables_data
-
 from terax_jupyter.exceptions import InvalidPath
 
 # Linux PATH_MAX and NAME_MAX; Windows long paths stay well inside both.
@@ -85,6 +83,9 @@ def strip_segment_decorations(segment: str) -> str:
 @lru_cache(maxsize=1)
 def _homoglyph_fold() -> dict[int, str]:
     """Non-ASCII characters that look like an ASCII letter, digit or ``._-``, mapped to it."""
+    # Loaded on first use: the data takes ~7 MiB, which an idle server does not need.
+    from confusable_homoglyphs.confusables import confusables_data
+
     table: dict[int, str] = {}
     for char, homoglyphs in confusables_data.items():
         if len(char) != 1 or char.isascii():

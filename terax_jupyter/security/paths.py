@@ -71,6 +71,12 @@ class PathGuard:
         self.read_only = read_only
         self.hard_links = hard_links
 
+    def refuse_writes(self, what: str) -> None:
+        """Raise ``ReadOnlyMode`` on a read-only server, before anything changes; ``what``
+        completes "The server is read-only: ..." (e.g. "AI settings cannot change")."""
+        if self.read_only:
+            raise ReadOnlyMode(f"The server is read-only: {what}.")
+
     def check(
         self,
         path: str,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -66,7 +67,7 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _lab_environment(home: Path) -> dict[str, str]:
+def _lab_environment(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     settings = home / "settings"
     write(
         settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings",
@@ -93,6 +94,7 @@ def _lab_environment(home: Path) -> dict[str, str]:
     )
     for name in ("JUPYTER_TOKEN", "JUPYTERHUB_API_TOKEN"):
         env.pop(name, None)
+    env.update(extra or {})
     return env
 
 
@@ -177,7 +179,19 @@ def lab(
     keyed_stub: ModelStub,
 ) -> Iterator[LabServer]:
     """A real ``jupyter lab`` on 127.0.0.1, at the root or under a JupyterHub-style prefix."""
-    base_url: str = request.param
+    with start_lab(tmp_path_factory, model_stub, keyed_stub, base_url=request.param) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def start_lab(
+    tmp_path_factory: pytest.TempPathFactory,
+    model_stub: ModelStub,
+    keyed_stub: ModelStub,
+    base_url: str = "/",
+    env: dict[str, str] | None = None,
+) -> Iterator[LabServer]:
+    """Start a lab as the ``lab`` fixture does; ``env`` adds to its environment (a policy)."""
     home = tmp_path_factory.mktemp("lab-home")
     root = tmp_path_factory.mktemp("workspace")
     make_project(root)
@@ -209,7 +223,7 @@ def lab(
         process = subprocess.Popen(
             command,
             cwd=root,
-            env=_lab_environment(home),
+            env=_lab_environment(home, env),
             stdout=output,
             stderr=subprocess.STDOUT,
         )

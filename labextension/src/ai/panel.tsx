@@ -32,6 +32,9 @@ import { aiIcon, sessionsIcon } from './icons';
 import type { AiSessionModel } from './model';
 import type { AiPanelModel, ConnectChoice } from './panelmodel';
 import { SettingsView } from './settings';
+import { offReason } from '../common/policy';
+import { CSS as POLICY_CSS } from '../policy/css';
+import { lockIcon } from '../policy/icons';
 
 /**
  * What the panel asks of the application beyond the chat's needs.
@@ -149,6 +152,10 @@ function PanelView(props: IPanelViewProps): JSX.Element {
   const { trans } = host;
   const active = model.active;
   const view = model.view;
+  const agentOff = offReason(model.policy, 'agent');
+  if (agentOff) {
+    return <AgentOff trans={trans} reason={trans.__(agentOff)} />;
+  }
   const title =
     view === 'sessions'
       ? trans.__('Sessions')
@@ -213,6 +220,34 @@ function PanelView(props: IPanelViewProps): JSX.Element {
             onSettings={() => props.onSettings(true)}
           />
         )}
+      </div>
+    </>
+  );
+}
+
+/**
+ * The panel when the administrator turned the agent off: the reason in place
+ * of the chat, so nobody types a prompt the server refuses.
+ */
+function AgentOff(props: {
+  trans: TranslationBundle;
+  reason: string;
+}): JSX.Element {
+  const { trans } = props;
+  return (
+    <>
+      <div className={CSS.header}>
+        <h2 className={CSS.title}>{trans.__('Terax AI')}</h2>
+      </div>
+      <div
+        className={POLICY_CSS.off}
+        data-policy="agent"
+        role="status"
+        aria-label={trans.__('The AI agent is turned off')}
+      >
+        <lockIcon.react tag="span" />
+        <strong>{trans.__('The AI agent is turned off')}</strong>
+        <p>{props.reason}</p>
       </div>
     </>
   );
@@ -349,7 +384,7 @@ function ConnectModel(props: {
         <strong>{trans.__('Connect a model')}</strong>
       </p>
       <p>{why}</p>
-      {choices.map(item => (
+      {offeredChoices(model, choices).map(item => (
         <button
           key={item.choice}
           type="button"
@@ -362,6 +397,27 @@ function ConnectModel(props: {
         </button>
       ))}
     </div>
+  );
+}
+
+/**
+ * The empty state's choices the administrator allows: a local server only if
+ * its provider is listed, a key if a hosted provider is, no custom endpoint.
+ */
+function offeredChoices<T extends { choice: ConnectChoice }>(
+  model: AiPanelModel,
+  choices: T[]
+): T[] {
+  const allowed = model.policy?.ai.providers;
+  if (!allowed) {
+    return choices;
+  }
+  return choices.filter(item =>
+    item.choice === 'key'
+      ? model.providers.some(p => !!p.key_name && !p.local)
+      : item.choice === 'custom'
+        ? false
+        : allowed.includes(item.choice)
   );
 }
 
@@ -550,6 +606,10 @@ function ChatView(props: {
       .slice()
       .reverse()
       .find(turn => turn.prompt)?.prompt ?? null;
+  // The administrator decides what is auto-approved: no rules of the user's own.
+  const rulesLocked =
+    !!model.policy?.locked.includes('ai.approvals') &&
+    model.policy.ai.approvals !== 'user';
   const providerId = session?.session?.provider ?? model.currentProvider();
   const keyName =
     model.providers.find(p => p.id === (state?.error?.provider ?? providerId))
@@ -667,7 +727,23 @@ function ChatView(props: {
           onDismiss={() => session?.setError(null)}
         />
       )}
-      {session && state && (
+      {session && state && rulesLocked && (
+        <div className={CSS.rules} data-policy="approvals">
+          <span className={POLICY_CSS.locked}>
+            <lockIcon.react tag="span" />
+            <span>
+              {model.policy?.ai.approvals === 'always'
+                ? trans.__(
+                    'Auto-approve: off. Your administrator has every action wait for your approval.'
+                  )
+                : trans.__(
+                    'Auto-approve: only the rules your administrator set.'
+                  )}
+            </span>
+          </span>
+        </div>
+      )}
+      {session && state && !rulesLocked && (
         <RulesEditor
           rules={state.rules}
           trans={trans}

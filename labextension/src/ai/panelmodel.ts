@@ -2,6 +2,11 @@
  * State of the AI side panel around the chat: the session list, the active
  * session, providers and models, attachments and the composer's history.
  */
+import {
+  allowedModels,
+  allowedProviders,
+  type IPolicy
+} from '../common/policy';
 import type { ServerConnection } from '@jupyterlab/services';
 import type { IDisposable } from '@lumino/disposable';
 import { type ISignal, Signal } from '@lumino/signaling';
@@ -93,6 +98,7 @@ export class AiPanelModel implements IDisposable {
   constructor(options: AiPanelModel.IOptions) {
     this._settings = options.settings;
     this._saveDefaults = options.saveDefaults ?? (() => undefined);
+    this.policy = options.policy ?? null;
   }
 
   get changed(): ISignal<this, void> {
@@ -122,9 +128,17 @@ export class AiPanelModel implements IDisposable {
     return this._active;
   }
 
+  /**
+   * The providers that may be offered (the administrator's list, if any).
+   */
   get providers(): readonly IAiProvider[] {
-    return this._providers;
+    return allowedProviders(this.policy, this._providers);
   }
+
+  /**
+   * The administrator's policy (null: not known, nothing restricted here).
+   */
+  readonly policy: IPolicy | null;
 
   get agents(): readonly IAiAgent[] {
     return this._agents;
@@ -154,7 +168,11 @@ export class AiPanelModel implements IDisposable {
    * provider's own list).
    */
   models(provider: string): readonly IAiModel[] {
-    return this._models.get(provider) ?? [];
+    return allowedModels(
+      this.policy,
+      provider,
+      this._models.get(provider) ?? []
+    );
   }
 
   /**
@@ -262,7 +280,18 @@ export class AiPanelModel implements IDisposable {
     if (session) {
       return session.provider ?? '';
     }
-    return this._config.provider || this._serverDefaults.provider;
+    return this._savedChoice()
+      ? this._config.provider
+      : this.policy?.ai.default_provider || this._serverDefaults.provider;
+  }
+
+  /**
+   * Whether the user's saved provider may be used (the administrator may allow fewer).
+   */
+  private _savedChoice(): boolean {
+    const provider = this._config.provider;
+    const allowed = this.policy?.ai.providers;
+    return !!provider && (!allowed || allowed.includes(provider));
   }
 
   /**
@@ -276,9 +305,9 @@ export class AiPanelModel implements IDisposable {
     if (session) {
       return session.model ?? '';
     }
-    return this._config.provider
+    return this._savedChoice()
       ? this._config.model
-      : this._serverDefaults.model;
+      : this.policy?.ai.default_model || this._serverDefaults.model;
   }
 
   setConfig(config: IAiPanelSettings): void {
@@ -819,6 +848,8 @@ export namespace AiPanelModel {
     /** Remember the chosen provider and model (the settings registry);
      * true when a save is under way (its echo is then awaited). */
     saveDefaults?: (provider: string, model: string) => boolean | void;
+    /** The administrator's policy: the providers and models offered. */
+    policy?: IPolicy | null;
   }
 }
 

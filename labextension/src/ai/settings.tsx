@@ -8,6 +8,9 @@ import * as React from 'react';
 
 import { deleteAgent, type IAiAgent, putAgent } from '../api/ai';
 import type { ICompletionStatus } from '../common/completion';
+import { lockedAiSettings, SET_BY_ADMIN } from '../common/policy';
+import { CSS as POLICY_CSS } from '../policy/css';
+import { lockIcon } from '../policy/icons';
 import { completionState } from './completion';
 import { CSS } from './css';
 import { requestError } from './model';
@@ -119,8 +122,10 @@ export function SettingsView(props: ISettingsProps): JSX.Element {
   const sessionRunning = model.active?.state.running ?? false;
   const testing = model.testing === providerId && !!providerId;
   const label = provider?.label ?? providerId;
+  const providersLocked = !!model.policy?.locked.includes('ai.providers');
   return (
     <div className={CSS.settings}>
+      <AdminSettings model={model} trans={trans} />
       <section
         className={CSS.section}
         aria-label={trans.__('Provider and model')}
@@ -148,6 +153,12 @@ export function SettingsView(props: ISettingsProps): JSX.Element {
               </option>
             ))}
           </select>
+          {providersLocked && (
+            <LockLabel
+              trans={trans}
+              text={trans.__('Only the providers your administrator allows.')}
+            />
+          )}
         </label>
         <div className={CSS.field}>
           <span id="jp-TeraxAi-modelLabel">{trans.__('Model')}</span>
@@ -336,12 +347,14 @@ export function SettingsView(props: ISettingsProps): JSX.Element {
         </div>
       )}
 
-      <EndpointForm
-        model={model}
-        trans={trans}
-        open={endpointOpen}
-        onToggle={setEndpointOpen}
-      />
+      {!providersLocked && (
+        <EndpointForm
+          model={model}
+          trans={trans}
+          open={endpointOpen}
+          onToggle={setEndpointOpen}
+        />
+      )}
 
       <ModelDetails
         model={model}
@@ -372,6 +385,61 @@ export function SettingsView(props: ISettingsProps): JSX.Element {
         </button>
       </section>
     </div>
+  );
+}
+
+/**
+ * "Set by your administrator", with a padlock.
+ */
+function LockLabel(props: {
+  trans: TranslationBundle;
+  text?: string;
+}): JSX.Element {
+  const text = props.text ?? props.trans.__(SET_BY_ADMIN);
+  return (
+    <span className={POLICY_CSS.locked} data-policy-locked="true">
+      <lockIcon.react tag="span" />
+      <span>{text}</span>
+    </span>
+  );
+}
+
+/**
+ * What the administrator set for the AI (defaults, approvals, limits), with
+ * the values, read-only: the server applies them whatever is chosen here.
+ */
+function AdminSettings(props: {
+  model: AiPanelModel;
+  trans: TranslationBundle;
+}): JSX.Element | null {
+  const { model, trans } = props;
+  const rows = lockedAiSettings(model.policy);
+  if (!rows.length) {
+    return null;
+  }
+  return (
+    <section
+      className={CSS.section}
+      aria-label={trans.__('Set by your administrator')}
+      data-policy="ai"
+    >
+      <h3>
+        <LockLabel trans={trans} />
+      </h3>
+      {rows.map(row => (
+        <label key={row.name} className={CSS.field} data-setting={row.name}>
+          <span>{trans.__(row.label)}</span>
+          <input
+            className={CSS.textInput}
+            type="text"
+            value={row.value}
+            disabled
+            readOnly
+            title={`${row.value} · ${trans.__(SET_BY_ADMIN)}`}
+          />
+        </label>
+      ))}
+    </section>
   );
 }
 

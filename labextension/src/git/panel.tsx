@@ -42,6 +42,8 @@ import {
   unstageIcon
 } from './icons';
 import type { GitModel } from './model';
+import { lockIcon } from '../policy/icons';
+import { CSS as POLICY_CSS } from '../policy/css';
 
 /**
  * What the panel asks of the application.
@@ -132,6 +134,10 @@ export namespace GitPanel {
     translator: ITranslator;
     icon: LabIcon;
     host: IGitPanelHost;
+    /** Why push is off (the administrator's policy), or null. */
+    pushOff?: string | null;
+    /** Why nothing can change (a read-only server), or null. */
+    readOnly?: string | null;
   }
 }
 
@@ -222,6 +228,14 @@ function GitComponent(props: IGitProps): JSX.Element {
     model.isBusy('fetch') || model.isBusy('pull') || model.isBusy('push');
   return (
     <div className={CSS.scroller}>
+      {props.readOnly ? (
+        <div className={POLICY_CSS.banner} data-policy="read_only" role="note">
+          <lockIcon.react tag="span" />
+          <span>
+            <strong>{trans.__('Read-only')}</strong> · {props.readOnly}
+          </span>
+        </div>
+      ) : null}
       <BranchBar {...props} />
       <TrustBar {...props} />
       <div
@@ -293,7 +307,7 @@ function GitComponent(props: IGitProps): JSX.Element {
         </div>
       ) : null}
       {model.status.operation ? <OperationBar {...props} /> : null}
-      <CommitBox {...props} />
+      {props.readOnly ? null : <CommitBox {...props} />}
       <Changes {...props} />
     </div>
   );
@@ -503,6 +517,7 @@ function BranchBar(props: IGitProps): JSX.Element {
   const head = headLabel(branch);
   const remotes = (model.repository?.remotes ?? []).map(r => r.name);
   const plan = pushPlan(branch, remotes);
+  const pushOff = props.pushOff ?? null;
   const headText =
     head.kind === 'detached'
       ? trans.__('HEAD detached at %1', head.text)
@@ -575,7 +590,7 @@ function BranchBar(props: IGitProps): JSX.Element {
                 : trans.__('Fetch from all remotes')
             }
             busy={model.isBusy('fetch')}
-            disabled={noRemote || model.isBusy()}
+            disabled={noRemote || model.isBusy() || !!props.readOnly}
             operation="fetch"
             onClick={() => void model.remote('fetch')}
           />
@@ -585,17 +600,22 @@ function BranchBar(props: IGitProps): JSX.Element {
             title={pullTitle}
             count={branch.behind}
             busy={model.isBusy('pull')}
-            disabled={!branch.upstream || model.isBusy()}
+            disabled={!branch.upstream || model.isBusy() || !!props.readOnly}
             operation="pull"
             onClick={() => void model.remote('pull')}
           />
           <RemoteButton
             icon={pushIcon}
             label={trans.__('Push')}
-            title={pushTitle}
+            title={pushOff ? trans.__('Push: %1', pushOff) : pushTitle}
             count={branch.ahead}
             busy={model.isBusy('push')}
-            disabled={plan.kind === 'unavailable' || model.isBusy()}
+            disabled={
+              plan.kind === 'unavailable' ||
+              model.isBusy() ||
+              !!pushOff ||
+              !!props.readOnly
+            }
             operation="push"
             marker={plan.kind === 'set-upstream' ? '*' : undefined}
             onClick={() => void model.remote('push')}

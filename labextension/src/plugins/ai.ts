@@ -34,6 +34,7 @@ import {
 } from '../ai';
 import { completionState } from '../ai/completion';
 import type { Attachment } from '../common/aichat';
+import { ITeraxPolicy } from '../policy/tokens';
 import { ITeraxTerminals } from '../terminal/tokens';
 import { PALETTE_CATEGORY, TRANSLATION_DOMAIN } from './constants';
 
@@ -141,7 +142,8 @@ export const aiPlugin: JupyterFrontEndPlugin<ITeraxAi> = {
     ISettingRegistry,
     ITranslator,
     IRenderMimeRegistry,
-    ITeraxTerminals
+    ITeraxTerminals,
+    ITeraxPolicy
   ],
   provides: ITeraxAi,
   activate: (
@@ -152,7 +154,8 @@ export const aiPlugin: JupyterFrontEndPlugin<ITeraxAi> = {
     settingRegistry: ISettingRegistry | null,
     translator: ITranslator | null,
     rendermime: IRenderMimeRegistry | null,
-    terminals: ITeraxTerminals | null
+    terminals: ITeraxTerminals | null,
+    policy: ITeraxPolicy | null
   ): ITeraxAi => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
     const { commands, shell } = app;
@@ -160,6 +163,7 @@ export const aiPlugin: JupyterFrontEndPlugin<ITeraxAi> = {
 
     const model = new AiPanelModel({
       settings: app.serviceManager.serverSettings,
+      policy: policy?.policy ?? null,
       saveDefaults: (provider, chosen) => {
         if (!settings) {
           return false;
@@ -176,28 +180,30 @@ export const aiPlugin: JupyterFrontEndPlugin<ITeraxAi> = {
       completionState.setChat(model.currentProvider(), model.currentModel())
     );
 
-    const runInTerminal = terminals
-      ? async (text: string): Promise<void> => {
-          let widget = terminals.tracker.currentWidget;
-          if (!widget) {
-            widget = await terminals.open();
-          }
-          shell.activateById(widget.id);
-          const panel = widget as unknown as ITerminalPanelLike;
-          // A new tab connects first.
-          for (let i = 0; i < 100; i++) {
-            const pane = panel.activePane;
-            if (pane?.runCommand && pane.model?.status === 'connected') {
-              pane.runCommand(text);
-              return;
+    // Off by policy: code blocks offer no "run in terminal" that can only fail.
+    const runInTerminal =
+      terminals && (policy?.allows('terminals') ?? true)
+        ? async (text: string): Promise<void> => {
+            let widget = terminals.tracker.currentWidget;
+            if (!widget) {
+              widget = await terminals.open();
             }
-            await new Promise(resolve => setTimeout(resolve, 100));
+            shell.activateById(widget.id);
+            const panel = widget as unknown as ITerminalPanelLike;
+            // A new tab connects first.
+            for (let i = 0; i < 100; i++) {
+              const pane = panel.activePane;
+              if (pane?.runCommand && pane.model?.status === 'connected') {
+                pane.runCommand(text);
+                return;
+              }
+              await new Promise(resolve => setTimeout(resolve, 100));
+            }
+            Notification.warning(trans.__('The terminal did not connect.'), {
+              autoClose: 4000
+            });
           }
-          Notification.warning(trans.__('The terminal did not connect.'), {
-            autoClose: 4000
-          });
-        }
-      : undefined;
+        : undefined;
 
     const openFile = (path: string): void =>
       void commands

@@ -37,6 +37,7 @@ import {
   HistoryView,
   type OperationTitles
 } from '../git';
+import { ITeraxPolicy } from '../policy/tokens';
 import { PALETTE_CATEGORY, TRANSLATION_DOMAIN } from './constants';
 
 /**
@@ -80,7 +81,8 @@ export const gitPlugin: JupyterFrontEndPlugin<void> = {
     ILabShell,
     ILayoutRestorer,
     ISettingRegistry,
-    ITranslator
+    ITranslator,
+    ITeraxPolicy
   ],
   activate: (
     app: JupyterFrontEnd,
@@ -88,10 +90,16 @@ export const gitPlugin: JupyterFrontEndPlugin<void> = {
     labShell: ILabShell | null,
     restorer: ILayoutRestorer | null,
     settingRegistry: ISettingRegistry | null,
-    translator: ITranslator | null
+    translator: ITranslator | null,
+    policy: ITeraxPolicy | null
   ): void => {
     const resolvedTranslator = translator ?? nullTranslator;
     const trans = resolvedTranslator.load(TRANSLATION_DOMAIN);
+    const pushOffReason = policy?.offReason('git_push') ?? null;
+    const pushOff = pushOffReason ? trans.__(pushOffReason) : null;
+    const readOnly = policy?.readOnly
+      ? trans.__('Set by your administrator: nothing can be changed here.')
+      : null;
     const { commands, shell } = app;
     const settings = app.serviceManager.serverSettings;
     let pageSize = 300;
@@ -305,6 +313,8 @@ export const gitPlugin: JupyterFrontEndPlugin<void> = {
       trans,
       translator: resolvedTranslator,
       icon: gitIcon,
+      pushOff,
+      readOnly,
       host: {
         openFile,
         showDiff,
@@ -453,7 +463,9 @@ export const gitPlugin: JupyterFrontEndPlugin<void> = {
     });
     commands.addCommand(CommandIDs.commit, {
       label: trans.__('Commit…'),
-      caption: trans.__('Write a commit message for the staged changes'),
+      caption:
+        readOnly ?? trans.__('Write a commit message for the staged changes'),
+      isEnabled: () => !readOnly,
       execute: () => {
         showPanel();
         panel.focusCommit();
@@ -461,8 +473,8 @@ export const gitPlugin: JupyterFrontEndPlugin<void> = {
     });
     commands.addCommand(CommandIDs.switchBranch, {
       label: trans.__('Switch Branch…'),
-      caption: trans.__('Switch to another branch or create one'),
-      isEnabled: () => model.state === 'ready',
+      caption: readOnly ?? trans.__('Switch to another branch or create one'),
+      isEnabled: () => !readOnly && model.state === 'ready',
       execute: () => {
         showPanel();
         panel.openSwitcher();
@@ -473,9 +485,12 @@ export const gitPlugin: JupyterFrontEndPlugin<void> = {
       operation: 'fetch' | 'pull' | 'push',
       label: string
     ): void => {
+      const off = readOnly ?? (operation === 'push' ? pushOff : null);
       commands.addCommand(id, {
-        label,
-        isEnabled: () => model.state === 'ready' && !model.isBusy(operation),
+        label: off ? trans.__('%1 (%2)', label, off.replace(/\.$/, '')) : label,
+        caption: off ?? undefined,
+        isEnabled: () =>
+          !off && model.state === 'ready' && !model.isBusy(operation),
         execute: () => model.remote(operation)
       });
     };

@@ -38,6 +38,8 @@ import {
   PreviewWidget,
   previewIcon
 } from '../preview';
+import { policyRefusal } from '../common/policy';
+import { ITeraxPolicy } from '../policy/tokens';
 import { ITeraxTerminals, type IServerEvent } from '../terminal/tokens';
 import { PALETTE_CATEGORY, TRANSLATION_DOMAIN } from './constants';
 
@@ -71,7 +73,8 @@ export const previewPlugin: JupyterFrontEndPlugin<ITeraxPreview> = {
     ILayoutRestorer,
     ICommandPalette,
     ISettingRegistry,
-    ITranslator
+    ITranslator,
+    ITeraxPolicy
   ],
   provides: ITeraxPreview,
   activate: (
@@ -80,9 +83,12 @@ export const previewPlugin: JupyterFrontEndPlugin<ITeraxPreview> = {
     restorer: ILayoutRestorer | null,
     palette: ICommandPalette | null,
     settingRegistry: ISettingRegistry | null,
-    translator: ITranslator | null
+    translator: ITranslator | null,
+    policy: ITeraxPolicy | null
   ): ITeraxPreview => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
+    const offReason = policy?.offReason('preview') ?? null;
+    const turnedOff = offReason ? trans.__(offReason) : null;
     const { commands, shell } = app;
     const settings = app.serviceManager.serverSettings;
     const config = { ...DEFAULT_CONFIG };
@@ -206,14 +212,21 @@ export const previewPlugin: JupyterFrontEndPlugin<ITeraxPreview> = {
     };
 
     commands.addCommand(CommandIDs.openPreview, {
-      label: args =>
-        args.isPalette
+      label: args => {
+        const label = args.isPalette
           ? trans.__('Open Web Preview…')
-          : trans.__('Open Preview'),
-      caption: trans.__(
-        'Show a dev server of this machine (through the server) or a web page in a tab'
-      ),
+          : trans.__('Open Preview');
+        return turnedOff
+          ? trans.__('%1 (%2)', label, turnedOff.replace(/\.$/, ''))
+          : label;
+      },
+      caption:
+        turnedOff ??
+        trans.__(
+          'Show a dev server of this machine (through the server) or a web page in a tab'
+        ),
       icon: args => (args.isPalette ? undefined : previewIcon),
+      isEnabled: () => !turnedOff,
       describedBy: {
         args: {
           type: 'object',
@@ -248,7 +261,9 @@ export const previewPlugin: JupyterFrontEndPlugin<ITeraxPreview> = {
             restoring && typeof args.id === 'string' ? args.id : undefined;
           return await openAddress(address, !restoring, id);
         } catch (error) {
-          Notification.error(errorMessage(error), { autoClose: 6000 });
+          Notification.error(policyRefusal(error) ?? errorMessage(error), {
+            autoClose: 6000
+          });
           if (!restoring) {
             throw error;
           }
@@ -281,7 +296,11 @@ export const previewPlugin: JupyterFrontEndPlugin<ITeraxPreview> = {
     const offered = new Set<string>();
     const offer = (event: IServerEvent): void => {
       const server: ServerMessage = event.server;
-      if (server.event !== 'detected' || !config.offerDetectedServers) {
+      if (
+        turnedOff ||
+        server.event !== 'detected' ||
+        !config.offerDetectedServers
+      ) {
         return;
       }
       const key = `${event.sessionId}:${server.port}`;
@@ -331,7 +350,7 @@ export const previewPlugin: JupyterFrontEndPlugin<ITeraxPreview> = {
     };
     terminals?.serverDetected.connect((_, event) => offer(event));
     terminals?.setLinkHandler(uri => {
-      if (!config.openLocalLinksInPreview) {
+      if (turnedOff || !config.openLocalLinksInPreview) {
         return false;
       }
       const target = parseTarget(uri);

@@ -28,6 +28,7 @@ import {
   type ITerminalSession
 } from '../api/pty';
 import { TeraxAPIError, errorMessage } from '../api/request';
+import { policyRefusal } from '../common/policy';
 import { readLayout, type IPaneState } from '../common/layout';
 import {
   CSS,
@@ -44,6 +45,7 @@ import {
   type ITerminalConfig,
   type TerminalPane
 } from '../terminal';
+import { ITeraxPolicy } from '../policy/tokens';
 import { PALETTE_CATEGORY, TRANSLATION_DOMAIN } from './constants';
 
 /**
@@ -106,7 +108,8 @@ export const terminalPlugin: JupyterFrontEndPlugin<ITeraxTerminals> = {
     ILauncher,
     ILayoutRestorer,
     ISettingRegistry,
-    ITranslator
+    ITranslator,
+    ITeraxPolicy
   ],
   provides: ITeraxTerminals,
   activate: (
@@ -115,9 +118,18 @@ export const terminalPlugin: JupyterFrontEndPlugin<ITeraxTerminals> = {
     launcher: ILauncher | null,
     restorer: ILayoutRestorer | null,
     settingRegistry: ISettingRegistry | null,
-    translator: ITranslator | null
+    translator: ITranslator | null,
+    policy: ITeraxPolicy | null
   ): ITeraxTerminals => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
+    // Why terminals are off (the administrator's policy, a read-only server), or null.
+    const offReason = policy?.offReason('terminals') ?? null;
+    const turnedOff = offReason ? trans.__(offReason) : null;
+    /** A command's label, with the reason when terminals are off. */
+    const offLabel = (label: string): string =>
+      turnedOff
+        ? trans.__('%1 (%2)', label, turnedOff.replace(/\.$/, ''))
+        : label;
     const { commands, shell } = app;
     const serverSettings = app.serviceManager.serverSettings;
     const config = { ...DEFAULT_CONFIG };
@@ -325,11 +337,14 @@ export const terminalPlugin: JupyterFrontEndPlugin<ITeraxTerminals> = {
 
     commands.addCommand(CommandIDs.newTerminal, {
       label: args =>
-        args.isPalette
-          ? trans.__('New Terax Terminal')
-          : trans.__('Terax Terminal'),
-      caption: trans.__('Start a new Terax block terminal'),
+        offLabel(
+          args.isPalette
+            ? trans.__('New Terax Terminal')
+            : trans.__('Terax Terminal')
+        ),
+      caption: turnedOff ?? trans.__('Start a new Terax block terminal'),
       icon: args => (args.isPalette ? undefined : teraxTerminalIcon),
+      isEnabled: () => !turnedOff,
       describedBy: {
         args: {
           type: 'object',
@@ -355,7 +370,8 @@ export const terminalPlugin: JupyterFrontEndPlugin<ITeraxTerminals> = {
           return panel;
         } catch (error) {
           Notification.error(
-            trans.__('Could not start a terminal: %1', errorMessage(error)),
+            policyRefusal(error) ??
+              trans.__('Could not start a terminal: %1', errorMessage(error)),
             { autoClose: 6000 }
           );
           throw error;
@@ -364,9 +380,12 @@ export const terminalPlugin: JupyterFrontEndPlugin<ITeraxTerminals> = {
     });
 
     commands.addCommand(CommandIDs.attachTerminal, {
-      label: trans.__('Attach to Running Terminal…'),
-      caption: trans.__('Open a terminal session that runs in the background'),
+      label: offLabel(trans.__('Attach to Running Terminal…')),
+      caption:
+        turnedOff ??
+        trans.__('Open a terminal session that runs in the background'),
       icon: args => (args.isPalette ? undefined : teraxTerminalIcon),
+      isEnabled: () => !turnedOff,
       describedBy: {
         args: {
           type: 'object',
@@ -652,11 +671,14 @@ export const terminalPlugin: JupyterFrontEndPlugin<ITeraxTerminals> = {
     ]) {
       palette?.addItem({ command, category, args: { isPalette: true } });
     }
-    launcher?.add({
-      command: CommandIDs.newTerminal,
-      category: trans.__('Other'),
-      rank: 1
-    });
+    // Off by policy: no card to click that can only fail.
+    if (!turnedOff) {
+      launcher?.add({
+        command: CommandIDs.newTerminal,
+        category: trans.__('Other'),
+        rank: 1
+      });
+    }
 
     // Follow Lab's theme: it is applied by switching these body attributes.
     const applyTheme = (): void => {

@@ -67,7 +67,8 @@ class CompletionService:
         fields = _checked(body)
         manager = self.manager
         provider_id, model = await self._choice(fields)
-        manager.catalog.get(provider_id)  # NotFound for an unknown provider
+        # NotFound for an unknown provider; 403 for one the administrator does not allow.
+        manager.governance.check_model(manager.catalog.get(provider_id), model)
         prefix = fields["prefix"][-PREFIX_CHARS:]
         suffix = fields.get("suffix", "")[:SUFFIX_CHARS]
         started = time.perf_counter()
@@ -101,7 +102,7 @@ class CompletionService:
         if not _resolved(sources):
             chat = (fields.get("chat_provider", ""), fields.get("chat_model", ""))
             sources.append(chat if chat[0] else await self._chat_choice())
-        sources.append((manager.default_provider, manager.default_model))
+        sources.append(manager.defaults())
         provider_id, model = _resolved(sources) or ("", "")
         if not provider_id or not model:
             raise InvalidRequest(

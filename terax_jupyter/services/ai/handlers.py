@@ -122,6 +122,7 @@ class RulesHandler(AiHandler):
     @web.authenticated
     @authorized
     async def put(self, session_id: str) -> None:
+        self.terax.security.paths.refuse_writes("auto-approve rules cannot change")
         rules = self.json_body().get("rules")
         self.finish_json(await self.terax.ai.set_rules(session_id, rules, user=self.user_name))
 
@@ -161,6 +162,7 @@ class PlanHandler(AiHandler):
     @web.authenticated
     @authorized
     async def post(self, session_id: str) -> None:
+        self.terax.security.paths.refuse_writes("a plan's changes cannot be applied")
         body = self.json_body()
         action = body.pop("action", None)
         if action == "apply":

@@ -8,6 +8,7 @@ one run per session at a time; runs of different sessions are independent.
 from __future__ import annotations
 
 import asyncio
+import getpass
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -16,10 +17,12 @@ from traitlets import Dict, Float, Int, Unicode
 from traitlets.config import LoggingConfigurable
 
 from terax_jupyter.exceptions import Conflict, InvalidRequest, TeraxError, Unavailable
+from terax_jupyter.services.ai.agent_audit import AgentAudit
 from terax_jupyter.services.ai.agents import ALL_TOOLS, AgentCatalog
 from terax_jupyter.services.ai.approvals import ApprovalBroker, parse_decision
 from terax_jupyter.services.ai.completion import CompletionService
 from terax_jupyter.services.ai.events import EventHub
+from terax_jupyter.services.ai.governance import AgentPolicy
 from terax_jupyter.services.ai.ledger import SessionLedger
 from terax_jupyter.services.ai.plan import PlanRunner
 from terax_jupyter.services.ai.prompts import MEMORY_CAP_BYTES
@@ -161,6 +164,36 @@ class AiManager(LoggingConfigurable):
         self.completion = CompletionService(self)
         self.runs: dict[str, AgentRun] = {}
         self._ledgers: dict[str, SessionLedger] = {}
+        # The administrator's policy as the agent applies it, and their audit log.
+        self.governance = AgentPolicy(security, set(ALL_TOOLS))
+        self._agent_audit: AgentAudit | None = None
+        self._starting: set[str] = set()  # sessions between the last checks and their run
+        self.agent_audit  # noqa: B018 - opened at start, so a bad path is in the log at once
+
+    @property
+    def agent_audit(self) -> AgentAudit:
+        """The policy's audit sink, opened once (again if the policy names another)."""
+        target = self.security.policy.audit_log
+        current = self._agent_audit
+        if current is None or current.target != target:
+            if current is not None:
+                current.close()
+            current = self._agent_audit = AgentAudit(
+                target, self.security.redactor, server_user=_server_user()
+            )
+        return current
+
+    def _check_model(self, provider_id: str | None, model: str | None) -> None:
+        """Refuse a provider or model the administrator does not allow."""
+        if provider_id:
+            self.governance.check_model(self.catalog.get(provider_id), model)
+
+    def _runs_at_once(self) -> int:
+        return len(self.runs) + len(self._starting - set(self.runs))
+
+    def defaults(self) -> tuple[str, str]:
+        """The provider and model of new sessions (the administrator's policy first)."""
+        return self.governance.defaults(self.default_provider, self.default_model)
 
     @property
     def store(self) -> AiStore:
@@ -189,9 +222,13 @@ class AiManager(LoggingConfigurable):
     # -- sessions -------------------------------------------------------------------------
 
     async def create_session(self, fields: dict[str, Any], *, user: str | None) -> dict[str, Any]:
+        self.security.policy.require("agent")
+        self.agent_audit.require()
         values = self._session_fields(fields)
-        values.setdefault("provider", self.default_provider or None)
-        values.setdefault("model", self.default_model or None)
+        default_provider, default_model = self.defaults()
+        values.setdefault("provider", default_provider or None)
+        values.setdefault("model", default_model or None)
+        self._check_model(values["provider"], values["model"])
         plan_mode = values.pop("plan_mode", False)
         session = await self.worker.call(self.store.create_session, user=user, **values)
         if plan_mode:
@@ -223,6 +260,11 @@ class AiManager(LoggingConfigurable):
             raise Conflict(
                 "Wait for the run to end before changing its agent or model.", reason="run_active"
             )
+        if {"provider", "model"} & set(values):
+            stored = await self.worker.call(self.store.get_session, session_id)
+            self._check_model(
+                values.get("provider", stored["provider"]), values.get("model", stored["model"])
+            )
         session = await self.worker.call(self.store.update_session, session_id, **values)
         return await self._describe(session)
 
@@ -245,8 +287,10 @@ class AiManager(LoggingConfigurable):
 
     async def set_rules(self, session_id: str, rules: Any, *, user: str | None) -> dict[str, Any]:
         checked = validate_rules(rules, set(ALL_TOOLS))
+        self.governance.check_rules_change(checked)
         session = await self.worker.call(self.store.update_session, session_id, rules=checked)
         self.security.audit.record("ai.rules.set", user=user, session=session_id, rules=checked)
+        self.agent_audit.record("rules.set", user=user, session=session_id, rules=checked)
         self.events.publish(session_id, {"type": "rules", "rules": checked})
         return await self._describe(session)
 
@@ -305,6 +349,12 @@ class AiManager(LoggingConfigurable):
             "plan": [a for a in pending if a["status"] == "queued"],
             "usage": {**usage, "cost": self._session_cost(session, usage)},
             "last_seq": self.events.last_seq(session_id),
+            # Which rules apply: the session's own ("user"), only the administrator's, or
+            # none ("always"); see governance.py.
+            "approvals": {
+                "mode": self.governance.approvals,
+                "admin_rules": self.governance.admin_rules(),
+            },
         }
 
     def _session_cost(self, session: dict[str, Any], usage: dict[str, Any]) -> float | None:
@@ -317,6 +367,8 @@ class AiManager(LoggingConfigurable):
     # -- runs -----------------------------------------------------------------------------
 
     async def start_run(self, session_id: str, body: Any, *, user: str | None) -> dict[str, Any]:
+        self.security.policy.require("agent")
+        self.agent_audit.require()
         if not isinstance(body, dict):
             raise InvalidRequest("The body is a JSON object.", reason="invalid_parameter")
         replay = parse_replay(body["replay"]) if "replay" in body else None
@@ -369,6 +421,24 @@ class AiManager(LoggingConfigurable):
             raise InvalidRequest(
                 "Choose a provider and a model for this session first.", reason="no_model"
             )
+        try:
+            if direct is None:  # a replay asks no model
+                # Also a session stored before the policy with a model it no longer allows.
+                self._check_model(settings["provider"], settings["model"])
+            self.governance.check_run_start(self._runs_at_once())
+            if self.governance.daily_limits:
+                await self.worker.call(self.governance.check_daily, self.store, self.models)
+        except TeraxError as refusal:
+            self.agent_audit.record(
+                "run.refused",
+                user=user,
+                session=session_id,
+                provider=settings["provider"],
+                model=settings["model"],
+                reason=refusal.reason,
+                message=refusal.message,
+            )
+            raise
         agent = self.agents.get(settings["agent"] or "coder")
         if agent.subagent:
             raise InvalidRequest(
@@ -382,39 +452,48 @@ class AiManager(LoggingConfigurable):
                 f"'max_output_tokens' is at most {ceiling} for {model.id}.",
                 reason="invalid_parameter",
             )
-        if session_id in self.runs:  # checked again: the awaits above let others in
+        if session_id in self.runs or session_id in self._starting:  # the awaits let others in
             raise Conflict(
                 "This session is already running; wait or cancel it.", reason="run_active"
             )
-        updates = {k: v for k, v in overrides.items() if k != "plan_mode"}
-        if not session["title"]:
-            updates["title"] = _title_from(prompt)
-        if updates:
-            await self.worker.call(self.store.update_session, session_id, **updates)
-        run_id = await self.worker.call(
-            self.store.add_run,
-            session_id,
-            agent=agent.name,
-            provider=settings["provider"],
-            model=model.id,
-            prompt=prompt,
-        )
-        run = AgentRun(
-            self,
-            RunSpec(
-                session_id=session_id,
-                run_id=run_id,
-                agent=agent,
-                provider_id=settings["provider"],
-                model=model,
-                plan_mode=bool(settings.get("plan_mode")),
-                max_steps=self.max_steps,
-                user=user,
-                max_output_tokens=wanted or min(self.max_output_tokens, model.max_output_tokens),
-                output_ceiling=ceiling,
-            ),
-        )
-        self.runs[session_id] = run
+        self.governance.check_run_start(self._runs_at_once())  # again, for the same reason
+        max_steps, steps_by_policy = self.governance.step_cap(self.max_steps)
+        # Counted as running from here on: the awaits below let other starts in.
+        self._starting.add(session_id)
+        try:
+            updates = {k: v for k, v in overrides.items() if k != "plan_mode"}
+            if not session["title"]:
+                updates["title"] = _title_from(prompt)
+            if updates:
+                await self.worker.call(self.store.update_session, session_id, **updates)
+            run_id = await self.worker.call(
+                self.store.add_run,
+                session_id,
+                agent=agent.name,
+                provider=settings["provider"],
+                model=model.id,
+                prompt=prompt,
+            )
+            run = AgentRun(
+                self,
+                RunSpec(
+                    session_id=session_id,
+                    run_id=run_id,
+                    agent=agent,
+                    provider_id=settings["provider"],
+                    model=model,
+                    plan_mode=bool(settings.get("plan_mode")),
+                    max_steps=max_steps,
+                    steps_by_policy=steps_by_policy,
+                    user=user,
+                    max_output_tokens=wanted
+                    or min(self.max_output_tokens, model.max_output_tokens),
+                    output_ceiling=ceiling,
+                ),
+            )
+            self.runs[session_id] = run
+        finally:
+            self._starting.discard(session_id)
         run.task = asyncio.create_task(
             run.execute(prompt, direct=direct), name=f"terax-ai-run-{run_id}"
         )
@@ -478,6 +557,16 @@ class AiManager(LoggingConfigurable):
             status=decision.status,
             hunks=decision.hunks,
         )
+        self.agent_audit.record(
+            "approval.decided",
+            user=user,
+            session=approval["session_id"],
+            approval=approval_id,
+            call_id=approval.get("call_id"),
+            tool=approval["tool"],
+            decision=decision.status,
+            hunks=decision.hunks,
+        )
         woke = self.approvals.resolve(approval_id, decision)
         self.events.publish(
             approval["session_id"], {"type": "approval_resolved", "approval": decided}
@@ -504,7 +593,9 @@ class AiManager(LoggingConfigurable):
     # -- providers and models -------------------------------------------------------------
 
     async def provider_list(self) -> list[dict[str, Any]]:
-        configs = self.catalog.list()
+        # A provider the administrator does not allow is not offered at all.
+        governance = self.governance
+        configs = [c for c in self.catalog.list() if governance.provider_allowed(c)]
 
         def key_state() -> list[dict[str, Any]]:
             rows = []
@@ -513,13 +604,27 @@ class AiManager(LoggingConfigurable):
                 # Set means: a key this provider would send (the administrator's key of a
                 # moved or user-defined provider is not).
                 data["key_set"] = self.factory.usable_key(config) is not None
+                allowed = governance.allowed_models(config.id)
+                data["allowed_models"] = list(allowed) if allowed is not None else None
+                data["locked"] = governance.policy.providers is not None
                 rows.append(data)
             return rows
 
         return await asyncio.to_thread(key_state)
 
     def model_list(self, provider: str | None) -> list[dict[str, Any]]:
-        return [model.to_json() for model in self.models.list(provider)]
+        return [model.to_json() for model in self.models.list(provider) if self._offered(model)]
+
+    def _offered(self, model: ModelInfo) -> bool:
+        """Whether the administrator's policy allows ``model`` (an unknown provider: no)."""
+        try:
+            config = self.catalog.get(model.provider)
+        except TeraxError:
+            return False
+        governance = self.governance
+        return governance.provider_allowed(config) and governance.model_allowed(
+            model.provider, model.id
+        )
 
     def add_model(self, fields: dict[str, Any], *, user: str | None) -> dict[str, Any]:
         unknown = set(fields) - MODEL_FIELDS
@@ -530,7 +635,7 @@ class AiManager(LoggingConfigurable):
         provider, model_id = fields.get("provider"), fields.get("id")
         if not isinstance(provider, str) or not isinstance(model_id, str):
             raise InvalidRequest("'provider' and 'id' name the model.", reason="invalid_parameter")
-        self.catalog.get(provider)
+        self._check_model(provider, model_id)
         window = fields.get("context_window")
         if not isinstance(window, int) or isinstance(window, bool):
             raise InvalidRequest(
@@ -559,12 +664,25 @@ class AiManager(LoggingConfigurable):
         self.security.audit.record("ai.model.remove", user=user, provider=provider, model=model)
 
     async def provider_models(self, provider_id: str) -> list[dict[str, Any]]:
-        return await self.factory.list_models(provider_id)
+        self._check_model(provider_id, None)
+        listed = await self.factory.list_models(provider_id)
+        return [m for m in listed if self.governance.model_allowed(provider_id, str(m["id"]))]
 
     async def test_connection(self, provider_id: str, model: str | None) -> dict[str, Any]:
+        self._check_model(provider_id, model)
         return await self.factory.test_connection(provider_id, model)
 
+    def put_provider(self, provider_id: str, fields: Any, *, user: str | None) -> dict[str, Any]:
+        self.governance.check_configurable(provider_id)
+        return self.catalog.put(provider_id, fields, user=user).to_json()
+
     async def complete(self, body: Any) -> dict[str, Any]:
+        self.security.policy.require("agent")
+        self.agent_audit.require()
+        # Completions are not counted (they have no session), but the day's spent budget
+        # stops them too.
+        if self.governance.daily_limits:
+            await self.worker.call(self.governance.check_daily, self.store, self.models)
         return await self.completion.complete(body)
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -575,8 +693,17 @@ class AiManager(LoggingConfigurable):
         await asyncio.to_thread(self.processes.close_all)
         await self.factory.aclose()
         self.worker.close()
+        if self._agent_audit is not None:
+            self._agent_audit.close()
         if self._store is not None:
             self._store.close()
+
+
+def _server_user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # a uid without a name (containers)
+        return str(os.getuid())
 
 
 def _title_from(prompt: str) -> str:

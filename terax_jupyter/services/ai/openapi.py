@@ -94,6 +94,15 @@ SCHEMAS: dict[str, Any] = {
                 "type": "integer",
                 "description": "Number of the session's last event (for ?after=).",
             },
+            "approvals": {
+                "type": "object",
+                "description": "The administrator's approval mode: 'user' (the session's "
+                "rules apply), 'admin_rules' (only admin_rules apply), 'always' (no rule).",
+                "properties": {
+                    "mode": {"type": "string", "enum": ["user", "admin_rules", "always"]},
+                    "admin_rules": {"type": "array", "items": ref("AiRule")},
+                },
+            },
         },
     },
     "AiRule": {
@@ -257,6 +266,16 @@ SCHEMAS: dict[str, Any] = {
             "product": {"type": "string", "nullable": True},
             "source": {"type": "string"},
             "key_set": {"type": "boolean"},
+            "allowed_models": {
+                "type": "array",
+                "items": {"type": "string"},
+                "nullable": True,
+                "description": "The models the administrator's policy allows (null: any).",
+            },
+            "locked": {
+                "type": "boolean",
+                "description": "The administrator chose the providers: none can be changed.",
+            },
         },
     },
     "AiProviderFields": {
@@ -330,8 +349,11 @@ SCHEMAS: dict[str, Any] = {
         "(the calls it cut, none of which ran), max_output_tokens and "
         "continue_max_output_tokens (a higher limit to continue with, or null). finish: reason "
         "stop, tool_calls, max_steps, output_limit (the limit cut a tool call; the run stopped "
-        "at once), length, content_filter, cancelled or error; after a cut it repeats "
-        "answer_cut's fields (cut, tools, max_output_tokens, continue_max_output_tokens).",
+        "at once), length, content_filter, cancelled, error or policy_limit (the "
+        "administrator's tokens or cost per day were reached between steps; an error event "
+        "with reason policy_limit names the limit); after a cut it repeats answer_cut's "
+        "fields (cut, tools, max_output_tokens, continue_max_output_tokens). step_limit: "
+        "limit, and by_policy (the administrator's agent_steps_per_run set it).",
         "required": ["type", "seq"],
         "properties": {
             "type": {"type": "string"},
@@ -597,6 +619,13 @@ PATHS: dict[str, Any] = {
                             "providers": {"type": "array", "items": ref("AiProvider")},
                             "default_provider": {"type": "string", "nullable": True},
                             "default_model": {"type": "string", "nullable": True},
+                            "policy": {
+                                "type": "object",
+                                "description": "The administrator's policy for the agent: "
+                                "providers, models, defaults (null: not set), approvals, "
+                                "admin_rules, limits. Providers it does not allow are left "
+                                "out of 'providers'.",
+                            },
                         },
                     },
                 )

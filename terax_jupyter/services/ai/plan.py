@@ -93,6 +93,16 @@ class PlanRunner:
             session=session_id,
             items=[{k: o[k] for k in ("tool", "summary", "status")} for o in outcomes],
         )
+        manager.agent_audit.record(
+            "plan.applied",
+            user=user,
+            session=session_id,
+            items=[
+                {"approval": o["approval_id"], "tool": o["tool"], "decision": o["status"]}
+                for o in outcomes
+            ],
+            stopped=stopped,
+        )
         await self._note(session_id, "The user reviewed the plan. " + _describe(outcomes, stopped))
         manager.events.publish(
             session_id, {"type": "plan_applied", "outcomes": outcomes, "stopped": stopped}
@@ -115,6 +125,9 @@ class PlanRunner:
             )
         manager.security.audit.record(
             "ai.plan.discard", user=user, session=session_id, items=len(items)
+        )
+        manager.agent_audit.record(
+            "plan.discarded", user=user, session=session_id, items=len(items)
         )
         await self._note(
             session_id,

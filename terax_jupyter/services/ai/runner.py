@@ -18,7 +18,8 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from terax_jupyter.exceptions import Conflict, ProviderError, RateLimited, TeraxError
+from terax_jupyter.exceptions import Conflict, ProviderError, RateLimited, TeraxError, TooLarge
+from terax_jupyter.services.ai.agent_audit import arguments_digest
 from terax_jupyter.services.ai.approvals import Decision
 from terax_jupyter.services.ai.compaction import compact
 from terax_jupyter.services.ai.prompts import load_memory, system_prompt
@@ -69,6 +70,7 @@ class RunSpec:
     # run of this model may ask for, which "continue with a higher limit" offers up to.
     max_output_tokens: int | None = None
     output_ceiling: int | None = None
+    steps_by_policy: bool = False  # max_steps is the administrator's agent_steps_per_run
 
     @property
     def output_limit(self) -> int:
@@ -118,6 +120,9 @@ class AgentRun:
         self.task: asyncio.Task[None] | None = None
         self.cut: dict[str, Any] | None = None  # how the output limit ended the run
         self.started = time.time()
+        # How each tool call was decided, by call id, for the administrator's audit log:
+        # not_gated, rule, admin_rule, approved, partially_approved, denied, queued, refused.
+        self.decisions: dict[str, str] = {}
 
     # -- events ---------------------------------------------------------------------------
 
@@ -163,6 +168,20 @@ class AgentRun:
         status, error, reason = "finished", None, "error"
         provider: Provider | None = None
         self.emit({"type": "run_started", "run": self.describe(), "prompt": prompt})
+        manager.agent_audit.record(
+            "run.started",
+            user=spec.user,
+            session=spec.session_id,
+            run=spec.run_id,
+            agent=spec.agent.name,
+            provider=spec.provider_id,
+            model=spec.model.id,
+            plan_mode=spec.plan_mode,
+            max_steps=spec.max_steps,
+            prompt_digest=arguments_digest(prompt),
+            prompt_chars=len(prompt),
+            replay=direct is not None,
+        )
         try:
             user_message = Message("user", prompt)
             if direct is not None:
@@ -193,6 +212,16 @@ class AgentRun:
             )
         except asyncio.CancelledError:
             status = reason = "cancelled"
+        except TooLarge as failure:
+            if failure.reason != "policy_limit":
+                status, error = "failed", self._error_payload(failure)
+                self.emit({"type": "error", **error})
+            else:
+                # The administrator's limit stopped the run between steps: it ends, with the
+                # limit named (an event the panel shows, and the run's stored error).
+                error = self._error_payload(failure)
+                reason = "policy_limit"
+                self.emit({"type": "error", **error})
         except TeraxError as failure:
             status, error = "failed", self._error_payload(failure)
             self.emit({"type": "error", **error})
@@ -210,6 +239,17 @@ class AgentRun:
             # The session is free before anyone hears that the run finished: a client that
             # acts on "finish" (a new prompt, applying the plan) must not meet "run_active".
             manager.run_ended(self)
+            manager.agent_audit.record(
+                "run.finished",
+                user=spec.user,
+                session=spec.session_id,
+                run=spec.run_id,
+                status=status,
+                reason=reason,
+                steps=self.steps,
+                error=error,
+                seconds=round(time.time() - self.started, 3),
+            )
             self.emit(
                 {"type": "finish", "reason": reason, "steps": self.steps, **(self.cut or {})},
                 write=functools.partial(
@@ -268,6 +308,12 @@ class AgentRun:
         budget = int((spec.model.context_window - limit) * 0.9)
         marker = {"parent_call_id": parent_call_id} if parent_call_id else {}
         for step in range(1, max_steps + 1):
+            if step > 1 and manager.governance.daily_limits:
+                # The day's tokens or cost may have reached the administrator's limit in the
+                # steps before (or in another run): stop before asking the model again.
+                await manager.worker.call(
+                    manager.governance.check_daily, manager.store, manager.models
+                )
             if persist:
                 self.steps = step
             self.emit({"type": "step", "index": step, **marker})
@@ -313,7 +359,8 @@ class AgentRun:
                         redacted=True,
                     )
                 history.append(answer)
-        self.emit({"type": "step_limit", "limit": max_steps, **marker})
+        by_policy = self.spec.steps_by_policy and max_steps == spec.max_steps
+        self.emit({"type": "step_limit", "limit": max_steps, "by_policy": by_policy, **marker})
         return "max_steps"
 
     def _report_cut(
@@ -531,6 +578,22 @@ class AgentRun:
             raise
         duration = _elapsed_ms(started)
         result.content = redact.redact(result.content)
+        data = result.data if isinstance(result.data, dict) else {}
+        manager.agent_audit.record(
+            "tool.call",
+            user=spec.user,
+            session=spec.session_id,
+            run=spec.run_id,
+            call_id=call.id,
+            parent_call_id=parent_call_id,
+            tool=call.name,
+            arguments_digest=arguments_digest(call.arguments),
+            decision=self.decisions.pop(call.id, "refused" if status == "error" else "not_gated"),
+            outcome=status,
+            is_error=result.is_error,
+            reason=data.get("reason"),
+            duration_ms=duration,
+        )
         write = None
         if persist:
             write = functools.partial(
@@ -591,7 +654,10 @@ class AgentRun:
             # A read-only tool may still propose a call that changes something (a workflow
             # replay in plan mode, lowering a workflow's side effect).
             if not tool.mutating and not await tool.proposes(call.arguments, context):
+                self.decisions[call.id] = "not_gated"
                 return await tool.run(call.arguments, context), "done"
+            # Read-only: no change is proposed, asked for or queued in a plan.
+            self.manager.security.paths.refuse_writes(f"the agent cannot use {call.name}")
             proposal = await tool.propose(call.arguments, context)
             return await self._approve_and_apply(call, tool, proposal, context)
         except TeraxError as failure:
@@ -612,6 +678,7 @@ class AgentRun:
         store, worker = manager.store, manager.worker
         session = await worker.call(store.get_session, spec.session_id)
         if session["plan_mode"] or spec.plan_mode:
+            self.decisions[call.id] = "queued"
             approval = await self._record_approval(call, tool, proposal, "queued")
             queued = await worker.call(store.approvals, spec.session_id, status="queued")
             self.emit({"type": "plan_item_queued", "approval": approval})
@@ -620,8 +687,11 @@ class AgentRun:
                 "yet; the user reviews and applies the plan when you finish.",
                 data={"approval_id": approval["id"], "queued": True},
             ), "queued"
-        rule = matching_rule(session["rules"], proposal)
+        governance = manager.governance
+        rule = matching_rule(governance.effective_rules(session["rules"]), proposal)
         if rule is not None:
+            by_admin = governance.approvals == "admin_rules"
+            self.decisions[call.id] = "admin_rule" if by_admin else "rule"
             approval = await self._record_approval(call, tool, proposal, "approved", rule)
             manager.security.audit.record(
                 "ai.auto_approved",
@@ -632,9 +702,20 @@ class AgentRun:
                 path=proposal.path,
                 command=proposal.command,
             )
+            manager.agent_audit.record(
+                "approval.auto",
+                user=spec.user,
+                session=spec.session_id,
+                run=spec.run_id,
+                call_id=call.id,
+                tool=tool.name,
+                rule=rule,
+                rule_source="administrator" if by_admin else "user",
+            )
             self.emit({"type": "auto_approved", "approval": approval, "rule": rule})
             return await tool.apply(proposal, context), "done"
         decision = await self._ask(call, tool, proposal)
+        self.decisions[call.id] = decision.status
         if decision.status == "denied":
             said = f" They said: {decision.message}" if decision.message else ""
             return ToolResult(
@@ -678,6 +759,15 @@ class AgentRun:
             return _stored_decision(current)
         manager.worker.submit(store.set_tool_call_status, call.id, "pending_approval")
         self.emit({"type": "approval_requested", "approval": approval})
+        manager.agent_audit.record(
+            "approval.requested",
+            user=self.spec.user,
+            session=self.spec.session_id,
+            run=self.spec.run_id,
+            call_id=call.id,
+            approval=approval["id"],
+            tool=tool.name,
+        )
         try:
             return await waiting
         except asyncio.CancelledError:
@@ -706,7 +796,10 @@ class AgentRun:
                 system,
                 history,
                 agent,
-                max_steps=agent.max_steps or manager.subagent_max_steps,
+                # The administrator's steps per run bound a sub-agent's loop as well.
+                max_steps=manager.governance.step_cap(
+                    agent.max_steps or manager.subagent_max_steps
+                )[0],
                 parent_call_id=parent_call_id,
             )
         finally:

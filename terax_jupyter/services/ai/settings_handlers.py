@@ -19,12 +19,15 @@ class ProvidersHandler(AiHandler):
     @authorized
     async def get(self) -> None:
         ai = self.terax.ai
+        default_provider, default_model = ai.defaults()
         self.finish_json(
             {
                 "providers": await ai.provider_list(),
                 # What a new session gets, so the panel can show it before any session.
-                "default_provider": ai.default_provider or None,
-                "default_model": ai.default_model or None,
+                "default_provider": default_provider or None,
+                "default_model": default_model or None,
+                # What the administrator's policy allows (governance.py); None fields: unset.
+                "policy": ai.governance.describe(),
             }
         )
 
@@ -33,15 +36,16 @@ class ProviderHandler(AiHandler):
     @web.authenticated
     @authorized
     async def put(self, provider_id: str) -> None:
-        catalog = self.terax.ai.catalog
+        self.terax.security.paths.refuse_writes("AI providers cannot change")
         entry = await asyncio.to_thread(
-            catalog.put, provider_id, self.json_body(), user=self.user_name
+            self.terax.ai.put_provider, provider_id, self.json_body(), user=self.user_name
         )
-        self.finish_json(entry.to_json())
+        self.finish_json(entry)
 
     @web.authenticated
     @authorized
     async def delete(self, provider_id: str) -> None:
+        self.terax.security.paths.refuse_writes("AI providers cannot change")
         await asyncio.to_thread(self.terax.ai.catalog.delete, provider_id, user=self.user_name)
         self.set_status(204)
         self.finish()
@@ -100,6 +104,7 @@ class ModelsHandler(AiHandler):
     @web.authenticated
     @authorized
     async def post(self) -> None:
+        self.terax.security.paths.refuse_writes("models cannot be added")
         model = await asyncio.to_thread(
             self.terax.ai.add_model, self.json_body(), user=self.user_name
         )
@@ -108,6 +113,7 @@ class ModelsHandler(AiHandler):
     @web.authenticated
     @authorized
     async def delete(self) -> None:
+        self.terax.security.paths.refuse_writes("models cannot be removed")
         provider, model = self.string_argument("provider"), self.string_argument("model")
         await asyncio.to_thread(self.terax.ai.remove_model, provider, model, user=self.user_name)
         self.set_status(204)
@@ -125,6 +131,7 @@ class AgentHandler(AiHandler):
     @web.authenticated
     @authorized
     async def put(self, name: str) -> None:
+        self.terax.security.paths.refuse_writes("custom agents cannot change")
         agent = await asyncio.to_thread(
             self.terax.ai.agents.put, name, self.json_body(), user=self.user_name
         )
@@ -133,6 +140,7 @@ class AgentHandler(AiHandler):
     @web.authenticated
     @authorized
     async def delete(self, name: str) -> None:
+        self.terax.security.paths.refuse_writes("custom agents cannot change")
         await asyncio.to_thread(self.terax.ai.agents.delete, name, user=self.user_name)
         self.set_status(204)
         self.finish()

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from terax_jupyter.security.redact import Redactor
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MAX_LIST_LIMIT = 500
 
 MESSAGE_STATUSES = ("streaming", "complete", "cut")
@@ -159,8 +159,31 @@ def _to_1(db: sqlite3.Connection) -> None:
     run_script(db, _SCHEMA_1)
 
 
+# Each UTC day's usage by model, kept apart from the sessions: deleting a session must not
+# give back the day's tokens and cost (the administrator's per-day limits count them).
+_SCHEMA_2 = """
+CREATE TABLE usage_days (
+    day TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    input_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    cached_tokens INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (day, provider, model)
+);
+INSERT INTO usage_days (day, provider, model, input_tokens, output_tokens, cached_tokens)
+    SELECT strftime('%Y-%m-%d', created_at, 'unixepoch'), COALESCE(provider, ''),
+        COALESCE(model, ''), SUM(input_tokens), SUM(output_tokens), SUM(cached_tokens)
+    FROM usage GROUP BY 1, 2, 3;
+"""
+
+
+def _to_2(db: sqlite3.Connection) -> None:
+    run_script(db, _SCHEMA_2)
+
+
 # MIGRATIONS[n] takes a database at user_version n to n + 1. Append; never edit one shipped.
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_to_1,)
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_to_1, _to_2)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 
@@ -713,6 +736,7 @@ class AiStore:
         output_tokens: int,
         cached_tokens: int = 0,
     ) -> None:
+        now = time.time()
         with self._transaction() as db:
             self._require_session(db, session_id)
             db.execute(
@@ -726,9 +750,44 @@ class AiStore:
                     int(input_tokens),
                     int(output_tokens),
                     int(cached_tokens),
-                    time.time(),
+                    now,
                 ),
             )
+            db.execute(
+                "INSERT INTO usage_days (day, provider, model, input_tokens, output_tokens,"
+                " cached_tokens) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (day, provider, model)"
+                " DO UPDATE SET input_tokens = input_tokens + excluded.input_tokens,"
+                " output_tokens = output_tokens + excluded.output_tokens,"
+                " cached_tokens = cached_tokens + excluded.cached_tokens",
+                (
+                    utc_day(now),
+                    provider or "",
+                    model or "",
+                    int(input_tokens),
+                    int(output_tokens),
+                    int(cached_tokens),
+                ),
+            )
+
+    def usage_on(self, day: str) -> list[dict[str, Any]]:
+        """The usage of one UTC day (``utc_day``) by provider and model, of every session,
+        deleted ones included."""
+        with self._connection() as db:
+            rows = db.execute(
+                "SELECT provider, model, input_tokens, output_tokens, cached_tokens"
+                " FROM usage_days WHERE day = ?",
+                (day,),
+            ).fetchall()
+        return [
+            {
+                "provider": row[0],
+                "model": row[1],
+                "input_tokens": int(row[2]),
+                "output_tokens": int(row[3]),
+                "cached_tokens": int(row[4]),
+            }
+            for row in rows
+        ]
 
     def usage_totals(self, session_id: str) -> dict[str, int]:
         with self._connection() as db:
@@ -961,3 +1020,8 @@ def _no_call(call_id: str) -> NotFound:
 
 def _unchanged(text: str) -> str:
     return text
+
+
+def utc_day(when: float | None = None) -> str:
+    """``YYYY-MM-DD`` of the UTC day of ``when`` (epoch seconds; default now)."""
+    return time.strftime("%Y-%m-%d", time.gmtime(time.time() if when is None else when))

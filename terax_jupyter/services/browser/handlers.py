@@ -17,7 +17,11 @@ from terax_jupyter.base import TeraxAPIHandler
 from terax_jupyter.exceptions import InvalidRequest, NotFound
 from terax_jupyter.services.browser.arguments import element_target, wait_condition
 from terax_jupyter.services.browser.manager import DEFAULT_TTL
-from terax_jupyter.services.browser.policy import MAX_TTL_SECONDS, SIDE_EFFECTS
+from terax_jupyter.services.browser.policy import (
+    MAX_TTL_SECONDS,
+    SIDE_EFFECTS,
+    read_only_replay,
+)
 
 AUTH_RESOURCE = "terax.browser"
 _WORKFLOW = r"(?P<workflow>[^/]+)"  # checked by the workflow store (400 with the rule)
@@ -44,6 +48,7 @@ class WorkflowHandler(TeraxAPIHandler):
     @web.authenticated
     @authorized
     async def delete(self, workflow: str) -> None:
+        self.terax.security.paths.refuse_writes("saved workflows cannot be deleted")
         await self.terax.browser.delete_workflow(workflow)
         await asyncio.to_thread(
             self.terax.security.audit.record,
@@ -89,6 +94,8 @@ class WorkflowRunHandler(TeraxAPIHandler):
             raise InvalidRequest(
                 f"'side_effect' is one of {', '.join(SIDE_EFFECTS)}.", reason="invalid_parameter"
             )
+        if self.terax.security.paths.read_only:
+            side_effect = await read_only_replay(self.terax.browser, workflow, side_effect)
         await asyncio.to_thread(
             self.terax.security.audit.record,
             "browser.workflow.run",
@@ -141,6 +148,7 @@ class TabActionHandler(TeraxAPIHandler):
         body = self.json_body()
         browser = self.terax.browser
         if action == "save":
+            self.terax.security.paths.refuse_writes("workflows cannot be saved")
             ttl = body.get("ttl_seconds", DEFAULT_TTL)
             if not isinstance(ttl, int) or isinstance(ttl, bool) or not 1 <= ttl <= MAX_TTL_SECONDS:
                 raise InvalidRequest(

@@ -39,6 +39,7 @@ from terax_jupyter.exceptions import (
     TooLarge,
     Unavailable,
 )
+from terax_jupyter.security.policy import Policy
 from terax_jupyter.services.browser.ir import Navigate
 from terax_jupyter.services.browser.launcher import ChromiumLauncher
 from terax_jupyter.services.browser.policy import Condition, ReplayPolicy
@@ -228,6 +229,7 @@ class BrowserManager(LoggingConfigurable):
         folder = os.path.join(state_dir, "browser")
         sanitizer = Sanitizer(redactor)
         self._store_path = os.path.join(folder, "replay.sqlite")
+        self.policy = Policy()  # the administrator's (app.py sets it)
         self._sanitizer = sanitizer
         self._store: ReplayStore | None = None
         self.audit = AuditWriter(os.path.join(folder, "audit"), sanitizer=sanitizer)
@@ -506,6 +508,8 @@ class BrowserManager(LoggingConfigurable):
         if entry is not None and not entry.tab.page.closed:
             entry.last_used = time.monotonic()
             return entry.tab
+        if owner not in self._tabs:
+            self.policy.check_limit("browser_tabs", len(self._tabs))
         if len(self._tabs) >= self.max_tabs and owner not in self._tabs:
             raise Conflict(
                 f"{self.max_tabs} browser tabs are open; close one first.", reason="too_many_tabs"
@@ -731,6 +735,7 @@ class BrowserManager(LoggingConfigurable):
             await browser.close()
 
     def _check_enabled(self) -> None:
+        self.policy.require("browser")
         if not self.enabled:
             raise Unavailable(
                 "The headless browser is turned off on this server (BrowserManager.enabled).",

@@ -9,10 +9,13 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from terax_jupyter.exceptions import InvalidRequest
+from terax_jupyter.exceptions import InvalidRequest, ReadOnlyMode
 from terax_jupyter.services.browser.ir import canonical_json
+
+if TYPE_CHECKING:
+    from terax_jupyter.services.browser.manager import BrowserManager
 
 POLICY_VERSION = 1
 CONDITION_KINDS = ("url_contains", "title_contains", "text_contains", "selector_exists")
@@ -170,3 +173,16 @@ class ReplayPolicy:
     def fingerprint(self) -> str:
         """sha256 of the canonical JSON of the whole policy."""
         return hashlib.sha256(canonical_json(self.to_json()).encode("utf-8")).hexdigest()
+
+
+async def read_only_replay(browser: BrowserManager, name: str, pinned: str | None) -> str:
+    """On a read-only server only a workflow that looks may replay: refuse any other with
+    ``read_only``; the answer pins the run to "read_only", so one replaced meanwhile is refused
+    too."""
+    side_effect = pinned or (await browser.get_workflow(name)).policy.side_effect
+    if side_effect != "read_only":
+        raise ReadOnlyMode(
+            f"The server is read-only: the {side_effect} workflow {name!r} cannot be replayed "
+            "(only read_only workflows can)."
+        )
+    return "read_only"

@@ -16,11 +16,11 @@ from terax_jupyter.exceptions import InvalidPattern, InvalidRequest, TeraxError
 from terax_jupyter.security import Access, fileio
 from terax_jupyter.security.walk import walk_files
 from terax_jupyter.services.fs import ripgrep
-from terax_jupyter.services.fs.fuzzy import FileList, rank
 from terax_jupyter.services.fs.ignore import PRUNED_DIRECTORIES, IgnoreRules
 
 if TYPE_CHECKING:
     from terax_jupyter.security import CheckedPath, SecurityLayer
+    from terax_jupyter.services.fs.fuzzy import FileList
 
 _GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.BRACE | wcglob.DOTGLOB | wcglob.EXTGLOB
 
@@ -80,6 +80,8 @@ class FileSearch(LoggingConfigurable):
         started = time.perf_counter()
 
         def run() -> tuple[list[Any], bool]:
+            from terax_jupyter.services.fs.fuzzy import rank  # numpy: loaded on first use
+
             ranked = rank(query, index.files, limit)
             present = self._present(top, [m.path for m in ranked])
             kept = [m for m, ok in zip(ranked, present, strict=True) if ok]
@@ -206,6 +208,8 @@ class FileSearch(LoggingConfigurable):
         else:
             files, truncated = await asyncio.to_thread(self._walk, top)
             engine = "python"
+        from terax_jupyter.services.fs.fuzzy import FileList  # numpy: loaded on first use
+
         prepared = await asyncio.to_thread(FileList.build, files)
         index = FileIndex(
             top.path,

@@ -512,6 +512,7 @@ class GitManager(LoggingConfigurable):
             elif action == "pull":
                 output = await operations.pull(self.runner, repo, remote_name, branch_name)
             else:
+                self.security.policy.require("git_push")
                 current = await branches.current_branch(self.runner, repo)
                 if current is None:
                     raise Conflict(

@@ -11,7 +11,7 @@ import signal
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from terax_jupyter.exceptions import Conflict, Timeout, TooLarge, Unavailable
+from terax_jupyter.exceptions import AccessDenied, Conflict, Timeout, TooLarge, Unavailable
 from terax_jupyter.services.git.safety import UNTRUSTED_SAFETY
 
 if TYPE_CHECKING:
@@ -53,6 +53,8 @@ _OFFLINE_ENV = {"GIT_ALLOW_PROTOCOL": "none", "GIT_NO_LAZY_FETCH": "1"}
 # The warning git prints first then, which says nothing about what is missing.
 _LAZY_OFF = "lazy fetching disabled"
 # What git says when a read needs an object the repository does not have (and may not fetch).
+# What git says when the operating system refuses it a file of the work tree (EACCES).
+_NO_PERMISSION = re.compile(r": Permission denied$", re.MULTILINE)
 _MISSING_OBJECT = re.compile(
     r"unable to read (?:tree )?[0-9a-f]{40,64}|transport '[^']*' not allowed"
     r"|lazy fetching disabled|could not fetch [0-9a-f]{40,64} from promisor remote"
@@ -102,6 +104,13 @@ class GitFailed(Conflict):
         self.code = code
         self.stderr = stderr
         self.command = command
+
+
+class GitNoPermission(AccessDenied, GitFailed):
+    """A local git call the operating system refused a file (the server's Unix account may
+    not read it): 403 ``permission_denied`` like any read of that file, still a GitFailed."""
+
+    reason = "permission_denied"
 
 
 class GitRunner:
@@ -305,6 +314,14 @@ def git_failed(command: str, code: int, stderr: str, *, offline: bool = True) ->
             "damaged clone). Terax does not download them while reading: fetch from the "
             f"remote first, or repair the repository. git said: {_detail(stderr, _LAZY_OFF)}",
             reason="missing_objects",
+            code=code,
+            stderr=stderr,
+            command=command,
+        )
+    if offline and _NO_PERMISSION.search(stderr):
+        return GitNoPermission(
+            f"git {command} was refused a file: the Unix account this server runs as has no "
+            f"permission to open it. git said: {_detail(stderr)}",
             code=code,
             stderr=stderr,
             command=command,

@@ -36,6 +36,17 @@ class InfoHandler(MetaHandler):
         )
 
 
+class PolicyHandler(MetaHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        security = self.terax.security
+        described = security.policy.describe()
+        if security.paths.read_only:  # read-only by the server's own setting says so too
+            described["read_only"] = {"value": True, "locked": True}
+        self.finish_json({**described, "locked": sorted(security.policy.locked)})
+
+
 class OpenAPIHandler(MetaHandler):
     @web.authenticated
     @authorized
@@ -46,5 +57,6 @@ class OpenAPIHandler(MetaHandler):
 
 default_handlers = [
     (r"/terax/api/info", InfoHandler),
+    (r"/terax/api/policy", PolicyHandler),
     (r"/terax/api/openapi.json", OpenAPIHandler),
 ]

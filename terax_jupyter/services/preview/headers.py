@@ -6,16 +6,20 @@ credentials (its login cookie, the ``_xsrf`` cookie, a ``token`` Authorization h
 server directly, so frameworks' host and CSRF origin checks pass (a sandboxed page's
 ``Origin: null`` too, when a capability vouches for it).
 
-Responses are served on Jupyter's host, so every one carries ``SANDBOX_POLICY``: the page
-runs without an origin of its own (no ``allow-same-origin``), so it can neither read
-Jupyter's cookies nor send them, nor script Lab. Nothing may act on the whole host: a
-redirect to the dev server's own origin, and cookie paths, stay under the proxy prefix;
-cookie ``Domain`` goes; ``Strict-Transport-Security``, ``Clear-Site-Data``, ``Alt-Svc``,
-``Service-Worker-Allowed`` and ``X-Frame-Options`` are dropped; a policy's
-``frame-ancestors`` becomes ``'self'`` (the preview tab), whatever the dev server says. A
-referrer policy that would send the page's full address (and so its capability) to other
-sites is narrowed. Cross-origin reads by the sandboxed page of its own server are allowed
-(``cors_headers``): to the browser, its own server is another origin now.
+Responses are served on Jupyter's host, so every one carries ``preview_policy``: the page
+runs without an origin of its own (``SANDBOX``, no ``allow-same-origin``), so it can neither
+read Jupyter's cookies nor send them, nor script Lab; and it may be framed by Lab's page only
+(``frame_ancestors``: Lab's origin as the request shows it, plus the explicit origins the
+operator's own policy lets frame Lab). That policy replaces Jupyter's own, which on a
+JupyterHub is ``frame-ancestors 'none'`` and would blank the preview tab. Nothing may act on
+the whole host: a redirect to the dev server's own origin, and cookie paths, stay under the
+proxy prefix; cookie ``Domain`` goes; ``Strict-Transport-Security``, ``Clear-Site-Data``,
+``Alt-Svc``, ``Service-Worker-Allowed`` and ``X-Frame-Options`` are dropped, and so is the
+dev server's ``frame-ancestors`` (written for its own origin, it would blank the tab; the
+proxy's policy decides who frames the page), the rest of its policy kept. A referrer policy
+that would send the page's full address (and so its capability) to other sites is narrowed.
+Cross-origin reads by the sandboxed page of its own server are allowed (``cors_headers``):
+to the browser, its own server is another origin now.
 """
 
 from __future__ import annotations
@@ -49,15 +53,77 @@ _RESPONSE_DROPPED = frozenset(
 # What a previewed page may do: run, submit forms, open windows (which get this policy too),
 # show dialogs, download. Never allow-same-origin (Jupyter's origin and its cookies) and
 # never allow-top-navigation (navigating Lab away).
-SANDBOX_POLICY = (
+SANDBOX = (
     "sandbox allow-scripts allow-forms allow-popups allow-popups-to-escape-sandbox "
-    "allow-modals allow-downloads allow-pointer-lock allow-presentation; "
-    "frame-ancestors 'self'"
+    "allow-modals allow-downloads allow-pointer-lock allow-presentation"
 )
+# Who may frame a page when nothing better is known (a Host that is no host): the page's own
+# origin, which is Lab's (the tab frames a path under Jupyter's base URL).
+SELF_ANCESTOR = "frame-ancestors 'self'"
 # Referrer policies that would send the page's path (its capability) to other sites.
 _LEAKY_REFERRER = frozenset({"unsafe-url", "no-referrer-when-downgrade"})
 _LOOPBACK_NAMES = frozenset({"localhost", "0.0.0.0", "::1", "::"})  # noqa: S104 (names, not binds)
 _FRAME_ANCESTORS = re.compile(r"(^|;)\s*frame-ancestors[^;]*", re.IGNORECASE)
+# A Host header as a browser sends it: a DNS name or IPv4 address, or a bracketed IPv6
+# address, and a port. Anything else is not put into a policy.
+_HOST_PART = r"(?:[A-Za-z0-9](?:[A-Za-z0-9_.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?"
+_HOST = re.compile(rf"^{_HOST_PART}$")
+# An origin an operator's policy names exactly: http(s), a host without wildcards, a port.
+_EXACT_ORIGIN = re.compile(rf"^https?://{_HOST_PART}/?$", re.IGNORECASE)
+
+
+def lab_origin(protocol: str, host: str) -> str | None:
+    """The origin of Lab's page as the request shows it (``https://hub.example``), or None for
+    a Host that is not one.
+
+    ``protocol`` is what Jupyter knows: behind a proxy that ends TLS (and without
+    ``ServerApp.trust_xheaders``) it says ``http``, and an ``http://`` source also matches the
+    same host over ``https`` (CSP 3), so the origin the browser really uses is allowed either
+    way; ``https`` is named only when Jupyter knows it.
+    """
+    if not _HOST.match(host):
+        return None
+    scheme = "https" if protocol == "https" else "http"
+    return f"{scheme}://{host.lower()}"
+
+
+def operator_ancestors(policy: str) -> list[str]:
+    """The exact origins the operator's own policy lets frame Jupyter's pages (a portal that
+    embeds Lab): the preview's frame has Lab's ancestors too, and every one must be allowed.
+
+    Only ``http(s)://host[:port]`` sources are taken: ``'none'`` and ``'self'`` add nothing
+    (``'self'`` is Lab's origin, there already); ``*``, a scheme alone (``https:``) and
+    wildcard hosts are never copied, so the preview is never framable by more than named
+    sites, whatever Lab is.
+    """
+    found: list[str] = []
+    for directive in policy.split(";"):
+        name, *sources = directive.split() or [""]
+        if name.lower() != "frame-ancestors":
+            continue
+        for source in sources:
+            if _EXACT_ORIGIN.match(source):
+                origin = source.rstrip("/").lower()
+                if origin not in found:
+                    found.append(origin)
+        break  # only a policy's first frame-ancestors counts (CSP 3)
+    return found
+
+
+def frame_ancestors(protocol: str, host: str, operator_policy: str = "") -> str:
+    """The preview's ``frame-ancestors``: Lab's origin (``lab_origin``), then the operator's
+    exact ancestors (``operator_policy`` is Jupyter's configured Content-Security-Policy, a
+    hub's ``frame-ancestors 'none'`` by default, which adds nothing)."""
+    origin = lab_origin(protocol, host)
+    if origin is None:
+        return SELF_ANCESTOR
+    sources = [origin, *(o for o in operator_ancestors(operator_policy) if o != origin)]
+    return "frame-ancestors " + " ".join(sources)
+
+
+def preview_policy(ancestors: str) -> str:
+    """The policy of every preview answer: ``SANDBOX`` and who may frame it."""
+    return f"{SANDBOX}; {ancestors}"
 
 
 def _connection_listed(headers: HTTPHeaders) -> set[str]:
@@ -164,7 +230,9 @@ def response_headers(
         elif lower == "set-cookie":
             value = rewrite_cookie(value, prefix=prefix)
         elif lower in ("content-security-policy", "content-security-policy-report-only"):
-            value = _frame_ancestors_self(value)
+            value = _without_frame_ancestors(value)
+            if not value:
+                continue
         elif lower == "referrer-policy":
             value = _narrowed_referrer_policy(value)
         result.append((name, value))
@@ -374,7 +442,12 @@ def rewrite_cookie(value: str, *, prefix: str) -> str:
     return "; ".join([head.strip(), *kept, f"Path={path}"])
 
 
-def _frame_ancestors_self(policy: str) -> str:
+def _without_frame_ancestors(policy: str) -> str:
+    """The dev server's policy without ``frame-ancestors``: it named the dev server's own
+    origin (``'self'`` is ``localhost:5173``) or forbade framing (helmet's default), and the
+    preview tab must frame it; the proxy's own policy (beside this one, both apply) decides
+    who may. Everything else of it stands. Empty when nothing else was in it."""
     if _FRAME_ANCESTORS.search(policy) is None:
         return policy
-    return _FRAME_ANCESTORS.sub(lambda m: f"{m.group(1)} frame-ancestors 'self'", policy).strip()
+    kept = [d.strip() for d in _FRAME_ANCESTORS.sub(r"\1", policy).split(";")]
+    return "; ".join(d for d in kept if d)

@@ -12,6 +12,7 @@ from traitlets import Float, Int, List
 from traitlets.config import LoggingConfigurable
 
 from terax_jupyter.exceptions import AccessDenied, InvalidRequest, NotFound
+from terax_jupyter.security.policy import Policy
 from terax_jupyter.services.preview.capabilities import Capability, PreviewCapabilities
 from terax_jupyter.services.preview.detect import LOWEST_PORT
 
@@ -71,6 +72,7 @@ class PreviewManager(LoggingConfigurable):
     ) -> None:
         super().__init__(**kwargs)
         self.pty = pty
+        self.policy = Policy()  # the administrator's (app.py sets it)
         self.base_url = base_url
         self._own_ports = own_ports
         self.capabilities = PreviewCapabilities(
@@ -83,6 +85,7 @@ class PreviewManager(LoggingConfigurable):
 
     def target(self, spec: str, *, also_own: Iterable[int] = ()) -> ProxyTarget:
         """The target of ``/terax/proxy/<spec>/``: ``<port>`` or ``<loopback host>:<port>``."""
+        self.policy.require("preview")
         host, separator, port_text = spec.rpartition(":")
         if not separator:
             host = ""

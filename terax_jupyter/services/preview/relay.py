@@ -28,7 +28,11 @@ from tornado import httputil, web
 from terax_jupyter.base import JsonErrorsMixin
 from terax_jupyter.exceptions import AccessDenied, TeraxError
 from terax_jupyter.services.preview.capabilities import Navigation
-from terax_jupyter.services.preview.headers import SANDBOX_POLICY, request_headers
+from terax_jupyter.services.preview.headers import (
+    frame_ancestors,
+    preview_policy,
+    request_headers,
+)
 from terax_jupyter.services.preview.manager import CAPABILITY_SEPARATOR
 
 if TYPE_CHECKING:
@@ -39,8 +43,8 @@ if TYPE_CHECKING:
 
 AUTH_RESOURCE = "terax.preview"
 ERROR_META = "terax-preview-error"
-# Our own pages (errors) need no script at all.
-ERROR_PAGE_POLICY = "sandbox; default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'self'"
+# Our own pages (errors) need no script at all; who may frame them is added per request.
+ERROR_PAGE_POLICY = "sandbox; default-src 'none'; style-src 'unsafe-inline'"
 _Method = TypeVar("_Method", bound="Callable[..., Any]")
 # The connection errors that mean "not on this address": try the next one.
 _NOT_HERE = frozenset(
@@ -88,9 +92,19 @@ class ProxyMixin(JsonErrorsMixin):
     def set_default_headers(self) -> None:
         super().set_default_headers()  # type: ignore[misc]
         # Jupyter's own policy (a hub's frame-ancestors 'none') would blank the preview tab;
-        # this one keeps the page framable by Lab only, and without Jupyter's origin.
-        self.set_header("Content-Security-Policy", SANDBOX_POLICY)  # type: ignore[attr-defined]
+        # this one replaces it: framable by Lab's page only, and without Jupyter's origin.
+        self.set_header("Content-Security-Policy", preview_policy(self.frame_ancestors()))  # type: ignore[attr-defined]
         self.clear_header("Access-Control-Allow-Origin")  # type: ignore[attr-defined]
+
+    def frame_ancestors(self) -> str:
+        """Who may frame a preview answer: Lab's page (this request's origin), and the exact
+        origins the operator's policy lets frame Lab (``headers.frame_ancestors``)."""
+        configured = ""
+        settings: dict[str, Any] = self.settings  # type: ignore[attr-defined]
+        for name, value in (settings.get("headers") or {}).items():
+            if name.lower() == "content-security-policy" and isinstance(value, str):
+                configured = value
+        return frame_ancestors(self.request.protocol, self.request.host, configured)
 
     def proxy_target(self, port: str) -> ProxyTarget:
         return self.terax.preview.target(port, also_own=self._local_ports())
@@ -185,7 +199,9 @@ class ProxyMixin(JsonErrorsMixin):
         self.record_navigation(
             status_code, {"status": status_code, "reason": reason, "message": message}
         )
-        self.set_header("Content-Security-Policy", ERROR_PAGE_POLICY)  # type: ignore[attr-defined]
+        self.set_header(  # type: ignore[attr-defined]
+            "Content-Security-Policy", f"{ERROR_PAGE_POLICY}; {self.frame_ancestors()}"
+        )
         if not self.wants_html():
             super().write_error(status_code, **kwargs)
             return

@@ -8,8 +8,6 @@ import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
-from rapidfuzz import fuzz, process
-
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -135,6 +133,8 @@ class CommandHistory:
         prefixed = [c for c in commands if c.startswith(text) and c != text][:limit]
         results = [{"command": c, "match": "prefix"} for c in prefixed]
         if len(results) < limit:
+            from rapidfuzz import fuzz, process  # loaded on first use (memory of idle servers)
+
             taken = set(prefixed) | {text}
             rest = [c for c in commands if c not in taken]
             for command, score, _ in process.extract(

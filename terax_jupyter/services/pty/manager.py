@@ -121,6 +121,8 @@ class PtyManager(LoggingConfigurable):
         columns: int = 80,
         rows: int = 24,
     ) -> PtySession:
+        self.security.policy.require("terminals")
+        self.security.policy.check_limit("terminals", len(self.sessions))
         if len(self.sessions) >= self.max_sessions:
             raise TooLarge(f"At most {self.max_sessions} terminals may be open at once.")
         folder = self.security.paths.check(cwd or self.security.roots.server_root, Access.READ)
@@ -220,6 +222,7 @@ class PtyManager(LoggingConfigurable):
 
     async def run(self, session_id: str, command: str, *, timeout: float) -> dict[str, Any]:
         """Type ``command`` at the prompt and wait for its block to end (needs integration)."""
+        self.security.policy.require("terminals")
         session = self.get(session_id)
         if session.exited:
             raise Conflict("This terminal's shell has exited.", reason="exited")

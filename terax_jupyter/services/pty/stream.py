@@ -13,6 +13,7 @@ from jupyter_server.auth.decorator import ws_authenticated
 from tornado import web
 from tornado.websocket import WebSocketClosedError
 
+from terax_jupyter import activity
 from terax_jupyter.base import TeraxWebSocketHandler
 from terax_jupyter.exceptions import NotFound, Unavailable
 
@@ -75,6 +76,7 @@ class PtyStreamWebSocket(TeraxWebSocketHandler):
                 f"to raise PtyManager.max_clients_per_session.",
                 reason="too_many_connections",
             )
+        self.terax.security.policy.require("terminals")
         self.session = session
         await super().get(session_id)
 
@@ -97,6 +99,8 @@ class PtyStreamWebSocket(TeraxWebSocketHandler):
         session = self.session
         if session is None:
             return
+        # Typing keeps the server up for JupyterHub's idle culler, as in Lab's terminals.
+        activity.mark(self.settings)
         if isinstance(message, bytes):
             session.write(message)
             return
@@ -128,6 +132,7 @@ class PtyStreamWebSocket(TeraxWebSocketHandler):
     # -- PtyClient -------------------------------------------------------------------
 
     def send_output(self, data: bytes) -> asyncio.Future[Any] | None:
+        activity.mark(self.settings)  # output someone is shown is activity (as in Lab)
         try:
             return self.write_message(data, binary=True)  # type: ignore[return-value]
         except WebSocketClosedError:

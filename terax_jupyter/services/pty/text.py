@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-import pyte
-from pyte.screens import wcwidth  # the width the emulator laid the cells out with
+if TYPE_CHECKING:
+    import pyte
 
 # CSI, OSC (BEL or ST terminated), strings (DCS, APC, ...), character set selections, other
 # two-byte escapes (keypad modes, cursor save and restore, ...), and the C0 controls but \n, \r,
@@ -67,6 +68,8 @@ def _render(data: bytes, columns: int) -> str:
     text = _NOT_TEXT.sub("", data.decode("utf-8", "replace")).replace("\n", "\r\n")
     # Enough rows that nothing scrolls off: every line, plus every wrap a line can need.
     rows = text.count("\n") + len(text) // max(columns, 2) + 2
+    import pyte  # loaded on first use: an idle server does not need the emulator
+
     screen = pyte.Screen(max(columns, 2), min(rows, 100_000))
     stream = pyte.Stream(screen)
     stream.feed(text)
@@ -78,6 +81,8 @@ def _render(data: bytes, columns: int) -> str:
 
 def _screen_lines(screen: pyte.Screen) -> list[str]:
     """The screen's lines from the cells written (``Screen.display`` visits every cell)."""
+    from pyte.screens import wcwidth  # the width the emulator laid the cells out with
+
     lines = []
     for y in range(screen.lines):
         row = screen.buffer.get(y)

@@ -28,6 +28,7 @@ class SecretHandler(TeraxAPIHandler):
     @web.authenticated
     @authorized
     async def put(self, name: str) -> None:
+        self.terax.security.paths.refuse_writes("keys cannot be set")
         value = self.json_body().get("value")
         entry = await asyncio.to_thread(self.terax.secrets.set, name, value, user=self.user_name)
         self.finish_json(entry)
@@ -35,6 +36,7 @@ class SecretHandler(TeraxAPIHandler):
     @web.authenticated
     @authorized
     async def delete(self, name: str) -> None:
+        self.terax.security.paths.refuse_writes("keys cannot be deleted")
         entry = await asyncio.to_thread(self.terax.secrets.delete, name, user=self.user_name)
         self.finish_json(entry)
 

@@ -1,4 +1,5 @@
-"""SecretsManager: provider keys from the user's store, admin config and the environment."""
+"""SecretsManager: provider keys from the user's store, admin config, the administrator's key
+file and the environment."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from traitlets import Dict, Enum, List, Unicode
+from traitlets import Bool, Dict, Enum, List, Unicode
 from traitlets.config import LoggingConfigurable
 
 from terax_jupyter.exceptions import (
@@ -23,6 +24,13 @@ from terax_jupyter.exceptions import (
 )
 from terax_jupyter.services.secrets.environment import without_keys
 from terax_jupyter.services.secrets.guard import KeyStoreGuard
+from terax_jupyter.services.secrets.startup import (
+    FILE_VARIABLE,
+    make_undumpable,
+    read_admin_keys,
+    remove_from_environment,
+    world_readable,
+)
 from terax_jupyter.services.secrets.store import FileStore, KeyringStore, SecretStore, real_keyring
 
 if TYPE_CHECKING:
@@ -32,7 +40,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-Source = Literal["keyring", "file", "environment", "config"]
+Source = Literal["keyring", "file", "environment", "config", "admin_file"]
 
 # Provider -> the environment variables its key is read from, in the order they are tried.
 PROVIDER_KEYS: dict[str, tuple[str, ...]] = {
@@ -55,15 +63,20 @@ MAX_VALUE_BYTES = 8 * 1024
 # Control characters, format characters (zero-width, bidi), line and paragraph separators,
 # lone surrogates: never part of a key, and a line break in one could forge a header.
 _BAD_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
-_READ_ONLY: tuple[Source, ...] = ("config", "environment")
-_DESCRIBED = {"config": "server configuration (SecretsManager.keys)", "environment": "environment"}
+_READ_ONLY: tuple[Source, ...] = ("config", "admin_file", "environment")
+_DESCRIBED = {
+    "config": "server configuration (SecretsManager.keys)",
+    "admin_file": "administrator's key file (SecretsManager.admin_keys_file)",
+    "environment": "environment",
+}
 
 
 @dataclass(frozen=True)
 class FoundKey:
     """A key's value and where it came from. ``user`` keys are the user's own (their
-    keychain or key file); the others are the administrator's (``SecretsManager.keys``) or
-    the server's environment, and go only to the address they were configured for."""
+    keychain or key file); the others are the administrator's (``SecretsManager.keys``,
+    the administrator's key file) or the server's environment, and go only to the address
+    they were configured for."""
 
     name: str
     source: Source
@@ -79,9 +92,11 @@ class SecretsManager(LoggingConfigurable):
     """The keys the AI layer uses, and the API that says which are set (never what they are).
 
     Sources, by precedence for one name: the user's own store (OS keychain, else a 0600
-    file), then the admin's ``SecretsManager.keys``, then the environment. The last two are
-    read-only here. A key the user sets takes precedence over the other two for that user;
-    deleting it brings the preconfigured one back.
+    file), then the admin's ``SecretsManager.keys``, then the admin's key file
+    (``admin_keys_file``, read once at start), then the environment (read at start, then
+    removed from it unless ``strip_environment_keys`` is off). The last three are read-only
+    here. A key the user sets takes precedence over the others for that user; deleting it
+    brings the preconfigured one back.
     """
 
     keys = Dict(
@@ -90,6 +105,36 @@ class SecretsManager(LoggingConfigurable):
         help=(
             "Keys an administrator preconfigures, by name (OPENAI_API_KEY, ...). Read-only for "
             "users, who may set their own key of the same name to use instead."
+        ),
+    ).tag(config=True)
+    admin_keys_file = Unicode(
+        "",
+        help=(
+            "A file of the administrator's keys, read once when the server starts: a JSON "
+            "object of name to key, or NAME=value lines (OPENAI_API_KEY=...). Keeps keys out "
+            "of the environment that kernels and terminals inherit, and out of the spawner's "
+            "arguments. Empty: the path in the TERAX_ADMIN_KEYS_FILE environment variable, "
+            "if set. A file that cannot be read or has an unusable entry gives no key (an "
+            "error in the log). Read-only for users, like SecretsManager.keys."
+        ),
+    ).tag(config=True)
+    strip_environment_keys = Bool(
+        True,
+        help=(
+            "Remove the provider key variables (environment_names and the providers' usual "
+            "names) and TERAX_ADMIN_KEYS_FILE from the server's environment once read at "
+            "start, so that kernels, Lab's terminals and Terax's terminals started later do "
+            "not inherit them. The server keeps the keys for its providers. False: kernels "
+            "and Lab's terminals inherit them as before (Terax's terminals never do)."
+        ),
+    ).tag(config=True)
+    protect_memory = Bool(
+        False,
+        help=(
+            "Mark the server's process not dumpable at start (Linux), so that a kernel or "
+            "terminal of the same Unix user cannot read the administrator's keys out of "
+            "the server's memory or /proc/<pid>/environ. Also stops debuggers, py-spy and "
+            "core dumps for the server process. Recommended on JupyterHub with admin keys."
         ),
     ).tag(config=True)
     environment_names = List(
@@ -117,8 +162,33 @@ class SecretsManager(LoggingConfigurable):
         self._store: SecretStore | None = None
         self._store_lock = threading.Lock()
         self._warned: set[tuple[str, str]] = set()
+        self._file_keys = self._load_admin_keys_file()
+        # The environment's keys as the server started, kept here once they are removed.
+        self._started_with: dict[str, str] = {}
+        self._started_with = self._environment_keys()
+        if self.strip_environment_keys:
+            # After reading them: what kernels and terminals started later inherit.
+            hidden = [*KNOWN_KEYS, *self.environment_names, FILE_VARIABLE]
+            removed = remove_from_environment(dict.fromkeys(hidden))
+            if removed:
+                self.log.info(
+                    "Terax removed %s from the server's environment: kernels and terminals "
+                    "do not inherit them (the server keeps them for their providers).",
+                    ", ".join(removed),
+                )
+        if self.protect_memory:
+            if make_undumpable():
+                self.log.info(
+                    "Terax marked the server not dumpable: processes of this user cannot "
+                    "read its memory or environment."
+                )
+            else:
+                self.log.warning(
+                    "SecretsManager.protect_memory is set, but this system cannot mark the "
+                    "server not dumpable (prctl is Linux only)."
+                )
         # Values that exist from the start are redacted from the start.
-        for value in [*self._config_keys().values(), *self._environment_keys().values()]:
+        for value in self._server_key_values():
             self._redactor.add_secret(value)
 
     # -- the API --------------------------------------------------------------------------
@@ -208,6 +278,7 @@ class SecretsManager(LoggingConfigurable):
         else:
             for source, keys in (
                 ("config", self._config_keys()),
+                ("admin_file", self._file_keys),
                 ("environment", self._environment_keys()),
             ):
                 if name in keys:
@@ -231,7 +302,7 @@ class SecretsManager(LoggingConfigurable):
         """``environ`` without the provider key variables (the known names and
         ``environment_names``) and without any variable holding a key of the configuration
         or the environment: what a user's terminal inherits."""
-        values = [*self._config_keys().values(), *self._environment_keys().values()]
+        values = self._server_key_values()
         return without_keys(environ, {*KNOWN_KEYS, *self.environment_names}, values)
 
     @property
@@ -273,8 +344,38 @@ class SecretsManager(LoggingConfigurable):
             if self._usable(name, value, "SecretsManager.keys")
         }
 
+    def _load_admin_keys_file(self) -> dict[str, str]:
+        """The administrator's key file, read once: all its keys, or none and an error in
+        the log (a server that starts without the admin's keys says why; it never stops)."""
+        path = self.admin_keys_file or os.environ.get(FILE_VARIABLE, "")
+        if not path:
+            return {}
+        try:
+            keys = read_admin_keys(path, check_name, check_value)
+        except TeraxError as error:
+            self.log.error("%s", error.message)
+            return {}
+        if world_readable(path):
+            self.log.warning(
+                "The administrator's key file %s can be read by every user of this system; "
+                "make it readable by the server's user only (chmod 0400; for a Kubernetes "
+                "secret defaultMode 0440 with the pod's fsGroup).",
+                path,
+            )
+        self.log.info("Terax read %d administrator's key(s) from %s.", len(keys), path)
+        return keys
+
+    def _server_key_values(self) -> builtins.list[str]:
+        return [
+            *self._config_keys().values(),
+            *self._file_keys.values(),
+            *self._environment_keys().values(),
+        ]
+
     def _environment_keys(self) -> dict[str, str]:
-        found = {}
+        # The keys the server started with (removed from os.environ since), then whatever
+        # the environment holds now (a variable set later in this process).
+        found = dict(self._started_with)
         for name in self.environment_names:
             value = os.environ.get(name)
             if value and self._usable(name, value, "the environment"):
@@ -284,6 +385,7 @@ class SecretsManager(LoggingConfigurable):
     def _read_only_names(self) -> list[tuple[Source, set[str]]]:
         return [
             ("config", set(self._config_keys())),
+            ("admin_file", set(self._file_keys)),
             ("environment", set(self._environment_keys())),
         ]
 

@@ -29,17 +29,19 @@ SCHEMAS = {
             "source": {
                 "type": "string",
                 "nullable": True,
-                "enum": ["keyring", "file", "config", "environment", None],
+                "enum": ["keyring", "file", "config", "admin_file", "environment", None],
                 "description": "Where the value in use comes from (null when not set).",
             },
             "read_only": {
                 "type": "boolean",
-                "description": "Set by the administrator (config) or the environment.",
+                "description": (
+                    "Set by the administrator (config, the key file) or the environment."
+                ),
             },
             "provider": {"type": "string", "nullable": True},
             "overrides": {
                 "type": "array",
-                "items": {"type": "string", "enum": ["config", "environment"]},
+                "items": {"type": "string", "enum": ["config", "admin_file", "environment"]},
                 "description": "Read-only sources that also set it; the user's key wins.",
             },
         },

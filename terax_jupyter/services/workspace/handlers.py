@@ -22,6 +22,7 @@ class RootsHandler(TeraxAPIHandler):
     @web.authenticated
     @authorized
     async def post(self) -> None:
+        self.terax.security.paths.refuse_writes("workspace roots cannot be added")
         path = self.json_body().get("path")
         if not isinstance(path, str):
             raise InvalidRequest("'path' must be a string.", reason="invalid_parameter")
@@ -32,6 +33,7 @@ class RootsHandler(TeraxAPIHandler):
     @web.authenticated
     @authorized
     async def delete(self) -> None:
+        self.terax.security.paths.refuse_writes("workspace roots cannot be removed")
         self.terax.security.roots.remove(self.string_argument("path"), user=self.user_name)
         self.terax.on_roots_changed()
         self.finish_json(self._listing())

@@ -6,6 +6,7 @@ import os
 import sqlite3
 import stat
 import threading
+import time
 from typing import TYPE_CHECKING
 
 import pytest
@@ -531,3 +532,44 @@ def test_a_known_secret_is_never_stored(db_path: str) -> None:
         other.close()
     with open(db_path, "rb") as handle:
         assert secret.encode() not in handle.read()
+
+
+def test_a_days_usage_outlives_its_sessions_and_is_carried_over_from_schema_1(
+    db_path: str,
+) -> None:
+    from terax_jupyter.security.database import migrate_schema
+    from terax_jupyter.services.ai.store import MIGRATIONS, utc_day
+
+    # A store of schema 1 (before usage by day), with usage of yesterday and today.
+    os.makedirs(os.path.dirname(db_path), mode=0o700)
+    old = raw(db_path)
+    migrate_schema(old, MIGRATIONS[:1], "old")
+    old.execute(
+        "INSERT INTO sessions (id, agent, created_at, updated_at) VALUES ('s', 'coder', 0, 0)"
+    )
+    day = 86400.0
+    now = (int(time.time()) // 86400) * day + 60  # today, just after midnight
+    for when, tokens in ((now - day, 1000), (now, 7), (now, 5)):
+        old.execute(
+            "INSERT INTO usage (session_id, provider, model, input_tokens, output_tokens,"
+            " created_at) VALUES ('s', 'p', 'm', ?, 1, ?)",
+            (tokens, when),
+        )
+    old.commit()
+    old.close()
+    os.chmod(db_path, 0o600)
+    with AiStore(db_path) as store:
+        assert store.usage_on(utc_day(now)) == [
+            {
+                "provider": "p",
+                "model": "m",
+                "input_tokens": 12,
+                "output_tokens": 2,
+                "cached_tokens": 0,
+            }
+        ]
+        assert store.usage_on(utc_day(now - day))[0]["input_tokens"] == 1000
+        store.add_usage("s", None, None, None, 3, 4)
+        store.delete_session("s")
+        today = {(r["provider"], r["model"]): r["input_tokens"] for r in store.usage_on(utc_day())}
+        assert today == {("p", "m"): 12, ("", ""): 3}  # deleting the session gave nothing back

@@ -6,8 +6,11 @@ import pytest
 from tornado.httputil import HTTPHeaders
 
 from terax_jupyter.services.preview.headers import (
+    SANDBOX,
     cors_headers,
+    frame_ancestors,
     preflight_headers,
+    preview_policy,
     request_headers,
     response_headers,
     rewrite_cookie,
@@ -149,8 +152,8 @@ def test_response_headers_pass_except_what_acts_on_the_origin() -> None:
         ("Content-Type", "text/html"),
         ("Cache-Control", "no-cache"),
         ("Etag", '"1"'),
-        # X-Frame-Options goes: the sandbox policy's frame-ancestors decides (Lab only).
-        ("Content-Security-Policy", "frame-ancestors 'self'; script-src 'self'"),
+        # X-Frame-Options and frame-ancestors go: the proxy's own policy decides (Lab only).
+        ("Content-Security-Policy", "script-src 'self'"),
         ("Content-Security-Policy-Report-Only", "default-src 'self'"),
         ("Content-Length", "12"),
     ]
@@ -285,3 +288,60 @@ def test_a_redirect_never_leaves_the_prefix_for_jupyters_host(
         rewrite_location(location, port=5173, prefix=CAP, own_host=OWN, request_path=PAGE)
         == rewritten
     )
+
+
+@pytest.mark.parametrize(
+    ("protocol", "host", "policy", "ancestors"),
+    [
+        # A hub's default adds nothing: Lab's origin, as the request came.
+        ("http", "hub.example", "frame-ancestors 'none';report-uri /x", "http://hub.example"),
+        ("https", "Hub.Example:8443", "", "https://hub.example:8443"),
+        ("http", "[::1]:8888", "", "http://[::1]:8888"),
+        # Jupyter's default policy ('self') and a policy without frame-ancestors add nothing.
+        ("http", "h:1", "frame-ancestors 'self'; report-uri /r", "http://h:1"),
+        ("http", "h:1", "default-src 'self'", "http://h:1"),
+        # An operator's portal that frames Lab frames the preview too; wildcards never pass.
+        (
+            "https",
+            "hub.example",
+            "frame-ancestors 'self' https://portal.example/ * https: https://*.x.org "
+            "data: HTTPS://Portal.Example https://hub.example; frame-ancestors https://b.example",
+            "https://hub.example https://portal.example",
+        ),
+    ],
+)
+def test_the_preview_is_framable_by_labs_origin_only(
+    protocol: str, host: str, policy: str, ancestors: str
+) -> None:
+    assert frame_ancestors(protocol, host, policy) == f"frame-ancestors {ancestors}"
+
+
+@pytest.mark.parametrize("host", ["", "a b", "a;script-src *", "h:1 *", "-x", "[zz]", "h:123456"])
+def test_a_host_that_is_no_host_goes_into_no_policy(host: str) -> None:
+    assert frame_ancestors("http", host, "frame-ancestors https://p.example") == (
+        "frame-ancestors 'self'"
+    )
+
+
+def test_the_preview_policy_is_the_sandbox_and_its_ancestors() -> None:
+    policy = preview_policy(frame_ancestors("http", "hub.example", "frame-ancestors 'none'"))
+    assert policy == f"{SANDBOX}; frame-ancestors http://hub.example"
+    assert "allow-same-origin" not in policy
+    assert "allow-top-navigation" not in policy
+    assert "*" not in policy
+
+
+@pytest.mark.parametrize(
+    ("policy", "kept"),
+    [
+        ("frame-ancestors 'none'", None),
+        ("frame-ancestors 'self';", None),
+        ("default-src 'self'; frame-ancestors 'none'", "default-src 'self'"),
+        ("FRAME-ANCESTORS *;script-src 'self' ;report-uri /r", "script-src 'self'; report-uri /r"),
+        ("script-src 'self'", "script-src 'self'"),
+    ],
+)
+def test_the_dev_servers_frame_ancestors_go_the_rest_stays(policy: str, kept: str | None) -> None:
+    for name in ("Content-Security-Policy", "Content-Security-Policy-Report-Only"):
+        sent = response((name, policy))
+        assert sent == ([(name, kept)] if kept is not None else [])

@@ -14,7 +14,7 @@ from tornado.httpclient import AsyncHTTPClient, HTTPClientError
 from tornado.websocket import WebSocketClosedError
 
 from terax_jupyter.pytest_plugin import BASE_URLS, error_of
-from terax_jupyter.services.preview.headers import SANDBOX_POLICY
+from terax_jupyter.services.preview.headers import SANDBOX
 from terax_jupyter.services.preview.relay import ERROR_META
 
 from .conftest import free_port
@@ -191,14 +191,16 @@ async def test_cookies_stay_under_the_prefix(
 
 
 async def test_the_dev_server_cannot_act_on_the_whole_origin(
-    proxy_fetch: Fetch, upstream: Upstream
+    proxy_fetch: Fetch, upstream: Upstream, jp_http_port: int
 ) -> None:
     response = await proxy_fetch(upstream.port, "framed")
     headers = response.headers
-    assert "X-Frame-Options" not in headers  # frame-ancestors 'self' below: the preview tab
+    assert "X-Frame-Options" not in headers  # the proxy's frame-ancestors decides: Lab only
     policies = headers.get_list("Content-Security-Policy")
-    assert "default-src 'self'; frame-ancestors 'self'" in policies
-    assert SANDBOX_POLICY in policies  # the page runs without Jupyter's origin
+    # The dev server's policy stands, without its frame-ancestors (written for its own
+    # origin); the sandbox policy beside it says who frames the page.
+    assert "default-src 'self'" in policies
+    assert f"{SANDBOX}; frame-ancestors http://127.0.0.1:{jp_http_port}" in policies
     assert all("frame-ancestors 'none'" not in p for p in policies)
     for dropped in ("Strict-Transport-Security", "Clear-Site-Data", "Service-Worker-Allowed"):
         assert dropped not in headers

@@ -19,6 +19,7 @@ from terax_jupyter.exceptions import InvalidRequest, Unavailable
 from terax_jupyter.services.ai.tools.base import Proposal, Tool, ToolResult
 from terax_jupyter.services.ai.tools.files import bool_arg, for_model, int_arg, string_arg
 from terax_jupyter.services.browser.arguments import described, element_target, wait_condition
+from terax_jupyter.services.browser.policy import read_only_replay
 from terax_jupyter.services.browser.workflows import (
     approval_facts,
     describe_steps,
@@ -263,9 +264,11 @@ class BrowserSaveWorkflow(Tool):
     }
 
     async def proposes(self, arguments: dict[str, Any], context: ToolContext) -> bool:
+        context.security.paths.refuse_writes("the agent cannot save workflows")
         return await _save_approval(arguments, context) is not None
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
+        context.security.paths.refuse_writes("the agent cannot save workflows")
         return await self._save(arguments, context, None)
 
     async def propose(self, arguments: dict[str, Any], context: ToolContext) -> Proposal:
@@ -412,8 +415,11 @@ class BrowserRunWorkflow(Tool):
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
         name, inputs = _run_arguments(arguments)
+        pinned = None
+        if context.security.paths.read_only:
+            pinned = await read_only_replay(_browser(context), name, None)
         result = await _browser(context).run_workflow(
-            name, inputs, task=context.session_id, user=context.user
+            name, inputs, task=context.session_id, user=context.user, side_effect=pinned
         )
         return _replayed(result)
 

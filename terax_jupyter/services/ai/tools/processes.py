@@ -367,6 +367,7 @@ def _check_runnable(security: SecurityLayer, command: str, cwd: CheckedPath) -> 
     """Everything checked again at the moment of use: the command, the folder, the mode."""
     if security.paths.read_only:
         raise ReadOnlyMode("The server is read-only: the agent cannot run commands.")
+    security.policy.require("terminals")
     check_command(command)
     return check_cwd(security, cwd.path)
 
@@ -509,6 +510,10 @@ class ProcessRegistry:
                     "stop one with bash_kill first.",
                     reason="too_many_processes",
                 )
+            # The administrator's limit counts the agent's processes of every session.
+            self.security.policy.check_limit(
+                "background_processes", sum(p.running for p in self._processes.values())
+            )
             self._forget_old(session_id)
             ring = OutputRing(self.log_cap)
             popen = _spawn(command, checked.path, self.environment())

@@ -335,6 +335,7 @@ def _command(value: Any, context: ToolContext) -> str:
         raise InvalidRequest("'command' must be a string.", reason="invalid_arguments")
     if context.security.paths.read_only:
         raise ReadOnlyMode("The server is read-only: the agent cannot run commands.")
+    context.security.policy.require("terminals")  # the agent's shell is a terminal too
     if context.processes is not None:  # with the guard for the key store
         return context.processes.check_command(value)
     return check_command(value)
