@@ -7,19 +7,23 @@ Run from the repository root::
 Side by side, alternating which goes first: a ``jupyter server`` with JupyterLab (what a hub
 spawns for each user) against the same with Terax enabled. Each is started, waited for until
 ``/api/status`` answers (start-up time, from the launch), then left idle for ``--idle``
-seconds, and its resident memory (``VmRSS``) is read. Medians of ``--runs``, after one
-warm-up start of each (bytecode caches are written and used, as for an installed package).
+seconds, and its resident memory (``VmRSS``) is read; with Terax, ``--terminals`` bash
+terminals are then opened and the server's memory with its shells' is read again. Medians
+of ``--runs``, after one warm-up start of each (bytecode caches are written and used, as for
+an installed package).
 Goal (issue 17): under 10 MiB added at idle, start-up within 1.1x.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import statistics
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -38,8 +42,42 @@ def rss_mib(pid: int) -> float:
     raise RuntimeError(f"no VmRSS for {pid}")
 
 
-def measure(terax: dict[str, bool], idle: float) -> tuple[float, float]:
-    """(start-up seconds, idle RSS MiB) of one fresh server."""
+def tree_rss_mib(pid: int) -> float:
+    """RSS of ``pid`` and every process below it (a terminal's shell)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rpartition(")")[2].split()
+            except OSError:
+                continue
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    total, pending = 0.0, [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            total += rss_mib(current)
+        except (OSError, RuntimeError):
+            continue
+        pending.extend(children.get(current, []))
+    return total
+
+
+def open_terminals(server: JupyterProcess, count: int) -> None:
+    for _ in range(count):
+        request = urllib.request.Request(
+            f"{server.url}/terax/api/pty/sessions",
+            data=json.dumps({"shell": "bash"}).encode(),
+            headers={"Authorization": f"token {server.token}", "Content-Type": "application/json"},
+            method="POST",
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            response.read()
+
+
+def measure(terax: dict[str, bool], idle: float, terminals: int = 0) -> tuple[float, float, float]:
+    """(start-up seconds, idle RSS MiB, RSS MiB with ``terminals`` open, shells included) of
+    one fresh server."""
     folder = Path(tempfile.mkdtemp(prefix="terax-idle-"))
     root = folder / "root"
     root.mkdir()
@@ -56,7 +94,13 @@ def measure(terax: dict[str, bool], idle: float) -> tuple[float, float]:
         server.wait_ready()
         startup = time.perf_counter() - started
         time.sleep(idle)
-        return startup, rss_mib(server.pid)
+        idle_rss = rss_mib(server.pid)
+        busy_rss = 0.0
+        if terminals:
+            open_terminals(server, terminals)
+            time.sleep(idle)
+            busy_rss = tree_rss_mib(server.pid)
+        return startup, idle_rss, busy_rss
     finally:
         server.stop()
         shutil.rmtree(folder, ignore_errors=True)
@@ -66,23 +110,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--idle", type=float, default=3.0, help="seconds idle before reading")
+    parser.add_argument("--terminals", type=int, default=5, help="terminals opened after idle")
     options = parser.parse_args()
-    results: dict[str, list[tuple[float, float]]] = {name: [] for name in VARIANTS}
+    results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in VARIANTS}
     for name in VARIANTS:  # warm-up: bytecode caches, the file system's caches
-        measure(VARIANTS[name], 0)
+        measure(VARIANTS[name], 0.0)
     for run in range(options.runs):
         order = list(VARIANTS) if run % 2 == 0 else list(reversed(VARIANTS))
         for name in order:
-            results[name].append(measure(VARIANTS[name], options.idle))
+            terminals = options.terminals if name == "lab+terax" else 0
+            results[name].append(measure(VARIANTS[name], options.idle, terminals))
     medians = {
         name: (
-            statistics.median(s for s, _ in values),
-            statistics.median(r for _, r in values),
+            statistics.median(s for s, _, _ in values),
+            statistics.median(r for _, r, _ in values),
         )
         for name, values in results.items()
     }
     for name, (startup, rss) in medians.items():
-        rss_values = sorted(r for _, r in results[name])
+        rss_values = sorted(r for _, r, _ in results[name])
         print(
             f"{name:10s} start-up {startup:.2f} s  idle RSS {rss:.1f} MiB "
             f"(min {rss_values[0]:.1f}, max {rss_values[-1]:.1f})"
@@ -92,6 +138,12 @@ def main() -> None:
         f"Terax adds {terax_rss - base_rss:.1f} MiB at idle; start-up "
         f"{terax_start / base_start:.2f}x of the server without it"
     )
+    if options.terminals:
+        busy = statistics.median(b for _, _, b in results["lab+terax"])
+        print(
+            f"with {options.terminals} Terax terminals (bash): {busy:.1f} MiB, the shells "
+            f"included ({(busy - terax_rss) / options.terminals:.1f} MiB per terminal)"
+        )
 
 
 if __name__ == "__main__":

@@ -144,6 +144,7 @@ class GitRunner:
         self._extra_env = dict(env or {})
         self._locks: dict[str, asyncio.Lock] = {}
         self._running: set[asyncio.subprocess.Process] = set()
+        self._closed = False
 
     @contextlib.asynccontextmanager
     async def lock(self, root: str) -> AsyncIterator[None]:
@@ -201,6 +202,11 @@ class GitRunner:
             ) from error
         self._running.add(process)
         try:
+            if self._closed:
+                # Closed while this git was starting (before it was known to close()).
+                raise GitFailed(
+                    f"git {command} was stopped: the server is stopping.", reason="git_stopped"
+                )
             stdout, stderr = await asyncio.wait_for(
                 _collect(process, input, cap, command), timeout=limit
             )
@@ -222,6 +228,7 @@ class GitRunner:
 
     async def close(self) -> None:
         """End every git still running (and what it started: hooks, ssh), as the server stops."""
+        self._closed = True
         await asyncio.gather(*(_kill(process) for process in list(self._running)))
 
     def _environment(

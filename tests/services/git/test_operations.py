@@ -177,6 +177,16 @@ async def test_runner_times_out_and_never_prompts(project: Path) -> None:
     assert result.text.strip() == "true"
 
 
+async def test_a_git_starting_as_the_runner_closes_is_stopped(project: Path) -> None:
+    # close() may come while a git is being started, before the runner knows its process
+    # (seen on a loaded machine: a commit and its hook then ran on for 30 s).
+    runner = GitRunner(timeout=60)
+    await runner.close()
+    with pytest.raises(GitFailed) as stopped:
+        await runner.run(trusted(project), "status")
+    assert stopped.value.reason == "git_stopped"
+
+
 async def test_closing_the_runner_ends_git_and_its_hooks(project: Path) -> None:
     # The server stops while a commit's hook still runs: neither git nor the hook outlives it.
     runner = GitRunner(timeout=60)
