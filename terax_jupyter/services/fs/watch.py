@@ -13,8 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from traitlets import Float, Int
 from traitlets.config import LoggingConfigurable
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
-from watchdog.observers import Observer
 
 from terax_jupyter.exceptions import InvalidRequest, TeraxError
 from terax_jupyter.security import Access, fileio
@@ -23,6 +21,7 @@ from terax_jupyter.security.workspace import is_within
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from watchdog.events import FileSystemEvent
     from watchdog.observers.api import ObservedWatch
 
     from terax_jupyter.security import CheckedPath, SecurityLayer
@@ -102,11 +101,14 @@ class _Subscriber:
         self._deliver(None if overflow else events)
 
 
-class _Dispatcher(FileSystemEventHandler):
+class _Dispatcher:
+    """A watch's handler: watchdog calls its ``dispatch`` for each event (no base class, so
+    watchdog, slow to import, loads with the first watch and not with the server)."""
+
     def __init__(self, service: WatchService) -> None:
         self._service = service
 
-    def on_any_event(self, event: FileSystemEvent) -> None:
+    def dispatch(self, event: FileSystemEvent) -> None:
         if event.event_type in _KINDS:
             self._service.dispatch(event)
 
@@ -297,6 +299,8 @@ class WatchService(LoggingConfigurable):
 
     def _ensure_observer(self) -> Any:
         if self._observer is None:
+            from watchdog.observers import Observer
+
             self._observer = Observer()
             self._observer.daemon = True
             self._observer.start()
