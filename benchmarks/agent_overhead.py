@@ -343,15 +343,28 @@ async def bench(options: argparse.Namespace, root: Path, state: Path) -> str:
         server = Server(root, state, stub.url, extra)
         try:
             await server.ready()
+            memory = [rss_mib(server.jupyter.pid)]
             async with httpx.AsyncClient(timeout=60) as client:
                 bench = Bench(server, stub, client, steps)
                 await bench.warm_up()
                 for number in range(runs):
                     print(f"run {number + 1} of {runs}", flush=True)
                     await bench.round(direct_first=number % 2 == 0)
+            memory.append(rss_mib(server.jupyter.pid))
         finally:
             await server.stop()
-    return report(bench, runs, load)
+    return report(bench, runs, load) + (
+        f"\nServer memory (RSS): {memory[0]:.1f} MiB before the first run, {memory[1]:.1f} MiB "
+        f"after {runs} rounds of runs ({memory[1] - memory[0]:+.1f} MiB)."
+    )
+
+
+def rss_mib(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for {pid}")
 
 
 def report(bench: Bench, runs: int, load: tuple[float, float, float]) -> str:
