@@ -79,9 +79,9 @@ ALLOWED: dict[str, tuple[frozenset[str] | None, str]] = {
         "a symbolic link, a regular file only), append-only, to write agent actions",
     ),
     "services/secrets/startup.py": (
-        frozenset({"os.open", "open"}),
-        "reads the key file the administrator names at start; blanks the provider keys in the "
-        "server's own initial environment block (/proc/self/mem)",
+        frozenset({"os.open", "open", "os.unlink"}),
+        "reads the key file the administrator names at start (and deletes it if asked); blanks "
+        "the provider keys in the server's own initial environment block (/proc/self/mem)",
     ),
     "notebook/terminal_view.py": (
         frozenset({"pathlib.read_text"}),

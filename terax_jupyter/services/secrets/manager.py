@@ -28,6 +28,7 @@ from terax_jupyter.services.secrets.startup import (
     FILE_VARIABLE,
     make_undumpable,
     read_admin_keys,
+    remove_file,
     remove_from_environment,
     world_readable,
 )
@@ -116,6 +117,16 @@ class SecretsManager(LoggingConfigurable):
             "arguments. Empty: the path in the TERAX_ADMIN_KEYS_FILE environment variable, "
             "if set. A file that cannot be read or has an unusable entry gives no key (an "
             "error in the log). Read-only for users, like SecretsManager.keys."
+        ),
+    ).tag(config=True)
+    remove_admin_keys_file = Bool(
+        False,
+        help=(
+            "Delete the administrator's key file once it is read at start. Every kernel and "
+            "terminal of the user is started by the server later, so none can open it: with "
+            "a per-user copy the spawner writes (a pre_spawn_hook, or a Kubernetes init "
+            "container copying a secret into an emptyDir), no process of the user ever sees "
+            "the file. A file that cannot be deleted is an error in the log."
         ),
     ).tag(config=True)
     strip_environment_keys = Bool(
@@ -354,6 +365,7 @@ class SecretsManager(LoggingConfigurable):
             keys = read_admin_keys(path, check_name, check_value)
         except TeraxError as error:
             self.log.error("%s", error.message)
+            self._remove_admin_keys_file(path)  # an unusable file may still hold keys
             return {}
         if world_readable(path):
             self.log.warning(
@@ -363,7 +375,20 @@ class SecretsManager(LoggingConfigurable):
                 path,
             )
         self.log.info("Terax read %d administrator's key(s) from %s.", len(keys), path)
+        self._remove_admin_keys_file(path)
         return keys
+
+    def _remove_admin_keys_file(self, path: str) -> None:
+        if not self.remove_admin_keys_file:
+            return
+        problem = remove_file(path)
+        if problem is not None:
+            self.log.error(
+                "The administrator's key file %s could not be deleted after it was read (%s): "
+                "processes of this user can still open it.",
+                path,
+                problem,
+            )
 
     def _server_key_values(self) -> builtins.list[str]:
         return [

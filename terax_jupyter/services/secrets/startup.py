@@ -72,6 +72,20 @@ def read_admin_keys(
     return keys
 
 
+def remove_file(path: str) -> str | None:
+    """Delete the key file once read; the reason it could not be, or None.
+
+    Every process of the user is a child of the server, started after this: once the file is
+    gone, none of them can open it."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        return error.strerror or str(error)
+    return None
+
+
 def world_readable(path: str) -> bool:
     """Whether every user of the system may read the key file (a warning, not a refusal:
     Kubernetes mounts secrets 0644 unless told otherwise). Group-readable is not warned

@@ -107,6 +107,30 @@ def test_the_key_file_gives_read_only_administrator_keys(
     assert "read 2 administrator's key(s)" in caplog.text
 
 
+def test_the_key_file_is_deleted_once_read_when_asked(
+    make: Factory, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = key_file(tmp_path, f"OPENAI_API_KEY={FILE_KEY}\n")
+    manager = make(admin_keys_file=path, remove_admin_keys_file=True)
+    assert manager.get("OPENAI_API_KEY") == FILE_KEY  # kept in memory
+    assert not os.path.exists(path)  # nothing the user starts later can open it
+    # A malformed copy is deleted too (it may still hold keys), and no key of it is used.
+    bad = key_file(tmp_path, f"OPENAI_API_KEY={FILE_KEY}\nnot an entry\n", name="bad")
+    assert make(admin_keys_file=bad, remove_admin_keys_file=True).get("OPENAI_API_KEY") is None
+    assert not os.path.exists(bad)
+    # Left in place unless asked; a file that cannot be deleted is said in the log.
+    kept = key_file(tmp_path, f"OPENAI_API_KEY={FILE_KEY}\n", name="kept")
+    make(admin_keys_file=kept)
+    assert os.path.exists(kept)
+    # One that cannot be deleted (a folder where the file should be) is said in the log.
+    caplog.set_level(logging.ERROR, "test.secrets")
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    assert make(admin_keys_file=str(folder), remove_admin_keys_file=True).get("X") is None
+    assert "could not be deleted" in caplog.text
+    assert folder.is_dir()
+
+
 def security_redacts(manager: SecretsManager, value: str) -> bool:
     return value not in manager._redactor.redact(f"x {value} y")
 
