@@ -179,3 +179,15 @@ async def test_read_only_by_the_servers_setting_is_shown_and_stops_terminals(
     code, reason, message = await refused(terax_api("pty/sessions", method="POST", body={}))
     assert (code, reason) == (403, "disabled_by_policy")
     assert "read_only" in message
+
+
+@pytest.mark.parametrize("policy", [{"read_only": True, "features": {"browser": False}}])
+async def test_a_workflow_run_is_refused_by_the_switch_before_anything_else(
+    terax_api: Api,
+) -> None:
+    # Read-only looks the workflow up to check its side effect: the switch comes first, so a
+    # refused run is neither looked up (a 404) nor audited.
+    code, reason, _ = await refused(
+        terax_api("browser/workflows/no-such-flow/run", method="POST", body={"inputs": {}})
+    )
+    assert (code, reason) == (403, "disabled_by_policy")

@@ -94,6 +94,8 @@ class WorkflowRunHandler(TeraxAPIHandler):
             raise InvalidRequest(
                 f"'side_effect' is one of {', '.join(SIDE_EFFECTS)}.", reason="invalid_parameter"
             )
+        # The administrator's switch first: a refused run is not looked up or audited.
+        self.terax.browser.policy.require("browser")
         if self.terax.security.paths.read_only:
             side_effect = await read_only_replay(self.terax.browser, workflow, side_effect)
         await asyncio.to_thread(
