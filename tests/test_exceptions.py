@@ -32,6 +32,10 @@ DEFINED_ELSEWHERE: dict[str, str] = {
     "terax_jupyter.services.git.runner.GitFailed": (
         "a Conflict that also carries git's exit code and stderr, for callers to classify"
     ),
+    "terax_jupyter.services.git.runner.GitNoPermission": (
+        "a GitFailed (callers that catch git's failures still do) that is 403 like any read "
+        "the account may not make"
+    ),
 }
 
 

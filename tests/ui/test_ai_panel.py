@@ -586,7 +586,7 @@ def test_a_new_user_connects_a_model_from_the_empty_state(
         )
         expect(bar.get_by_label("Provider")).to_have_value("stub-endpoint")
         expect(settings.locator("[data-listing='ok']")).to_have_text(
-            "1 models to pick from.", timeout=TIMEOUT_MS
+            "1 model to pick from.", timeout=TIMEOUT_MS
         )
         settings.get_by_role("button", name="Show models").click()
         listbox = settings.get_by_role("listbox", name="Models of Stub endpoint")

@@ -597,7 +597,11 @@ function ListingNote(props: {
   return (
     <span className={CSS.hint} data-listing="ok">
       {props.count
-        ? trans.__('%1 models to pick from.', props.count)
+        ? trans._n(
+            '%1 model to pick from.',
+            '%1 models to pick from.',
+            props.count
+          )
         : trans.__('%1 lists no models: type the model id.', label)}
     </span>
   );
