@@ -42,23 +42,6 @@ CORP_FILE_KEY = "corp-file-key-13579bdf02468ace"
 ENV_KEY = "sk-admin-env-0b2d4f6a8c1e3579bdf"
 
 
-@pytest.fixture
-def security(tmp_path: Path) -> SecurityLayer:
-    (tmp_path / "root").mkdir()
-    return SecurityLayer.build(str(tmp_path / "root"), str(tmp_path / "state"))
-
-
-@pytest.fixture
-def make(security: SecurityLayer, tmp_path: Path) -> Factory:
-    def build(**traits: Any) -> SecretsManager:
-        traits.setdefault("backend", "file")
-        # The logger from the start: the file is read, and refused, in the constructor.
-        traits.setdefault("log", logging.getLogger("test.secrets"))
-        return SecretsManager(security, str(tmp_path / "state"), **traits)
-
-    return build
-
-
 def key_file(tmp_path: Path, text: str, name: str = "admin-keys") -> str:
     path = tmp_path / name
     path.write_text(text)

@@ -24,26 +24,8 @@ from .helpers import KEY, MemoryKeyring, assert_no_key
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
     Factory = Callable[..., SecretsManager]
-
-
-@pytest.fixture
-def security(tmp_path: Path) -> SecurityLayer:
-    (tmp_path / "root").mkdir()
-    return SecurityLayer.build(str(tmp_path / "root"), str(tmp_path / "state"))
-
-
-@pytest.fixture
-def make(security: SecurityLayer, tmp_path: Path) -> Factory:
-    def build(**traits: Any) -> SecretsManager:
-        traits.setdefault("backend", "file")
-        manager = SecretsManager(security, str(tmp_path / "state"), **traits)
-        manager.log = logging.getLogger("test.secrets")
-        return manager
-
-    return build
 
 
 def entry_of(manager: SecretsManager, name: str) -> dict[str, Any]:
