@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -63,6 +64,19 @@ def tree_rss_mib(pid: int) -> float:
     return total
 
 
+def get(server: JupyterProcess, path: str) -> None:
+    request = urllib.request.Request(
+        f"{server.url}{path}", headers={"Authorization": f"token {server.token}"}
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        response.read()
+
+
+# What Lab's panels ask when they first open: the agent's and the browser's areas are built on
+# first use, so an idle server has neither.
+FIRST_USE = ("/terax/api/ai/sessions", "/terax/api/ai/providers", "/terax/api/browser/workflows")
+
+
 def open_terminals(server: JupyterProcess, count: int) -> None:
     for _ in range(count):
         request = urllib.request.Request(
@@ -75,9 +89,16 @@ def open_terminals(server: JupyterProcess, count: int) -> None:
             response.read()
 
 
-def measure(terax: dict[str, bool], idle: float, terminals: int = 0) -> tuple[float, float, float]:
-    """(start-up seconds, idle RSS MiB, RSS MiB with ``terminals`` open, shells included) of
-    one fresh server."""
+@dataclass(frozen=True)
+class Reading:
+    startup: float  # seconds from the launch to /api/status answering
+    idle: float  # MiB, nothing used yet
+    in_use: float = 0.0  # MiB, after the panels' first requests (agent and browser built)
+    terminals: float = 0.0  # MiB with the terminals open, their shells included
+
+
+def measure(terax: dict[str, bool], idle: float, terminals: int = 0) -> Reading:
+    """One fresh server: idle, then (with Terax and ``terminals``) its areas in use."""
     folder = Path(tempfile.mkdtemp(prefix="terax-idle-"))
     root = folder / "root"
     root.mkdir()
@@ -91,16 +112,19 @@ def measure(terax: dict[str, bool], idle: float, terminals: int = 0) -> tuple[fl
             env={"PYTHONDONTWRITEBYTECODE": ""},
             extensions={"jupyterlab": True, **terax},
         )
-        server.wait_ready()
+        server.wait_ready(poll=0.02)  # start-up to the nearest 20 ms
         startup = time.perf_counter() - started
         time.sleep(idle)
         idle_rss = rss_mib(server.pid)
-        busy_rss = 0.0
-        if terminals:
-            open_terminals(server, terminals)
-            time.sleep(idle)
-            busy_rss = tree_rss_mib(server.pid)
-        return startup, idle_rss, busy_rss
+        if not terminals:
+            return Reading(startup, idle_rss)
+        for path in FIRST_USE:
+            get(server, path)
+        time.sleep(idle)
+        in_use = rss_mib(server.pid)
+        open_terminals(server, terminals)
+        time.sleep(idle)
+        return Reading(startup, idle_rss, in_use, tree_rss_mib(server.pid))
     finally:
         server.stop()
         shutil.rmtree(folder, ignore_errors=True)
@@ -112,7 +136,7 @@ def main() -> None:
     parser.add_argument("--idle", type=float, default=3.0, help="seconds idle before reading")
     parser.add_argument("--terminals", type=int, default=5, help="terminals opened after idle")
     options = parser.parse_args()
-    results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in VARIANTS}
+    results: dict[str, list[Reading]] = {name: [] for name in VARIANTS}
     for name in VARIANTS:  # warm-up: bytecode caches, the file system's caches
         measure(VARIANTS[name], 0.0)
     for run in range(options.runs):
@@ -122,13 +146,13 @@ def main() -> None:
             results[name].append(measure(VARIANTS[name], options.idle, terminals))
     medians = {
         name: (
-            statistics.median(s for s, _, _ in values),
-            statistics.median(r for _, r, _ in values),
+            statistics.median(r.startup for r in readings),
+            statistics.median(r.idle for r in readings),
         )
-        for name, values in results.items()
+        for name, readings in results.items()
     }
     for name, (startup, rss) in medians.items():
-        rss_values = sorted(r for _, r, _ in results[name])
+        rss_values = sorted(r.idle for r in results[name])
         print(
             f"{name:10s} start-up {startup:.2f} s  idle RSS {rss:.1f} MiB "
             f"(min {rss_values[0]:.1f}, max {rss_values[-1]:.1f})"
@@ -139,10 +163,15 @@ def main() -> None:
         f"{terax_start / base_start:.2f}x of the server without it"
     )
     if options.terminals:
-        busy = statistics.median(b for _, _, b in results["lab+terax"])
+        in_use = statistics.median(r.in_use for r in results["lab+terax"])
+        busy = statistics.median(r.terminals for r in results["lab+terax"])
+        print(
+            f"after the panels' first requests (agent and browser areas built): {in_use:.1f} MiB "
+            f"(+{in_use - base_rss:.1f} MiB over Lab alone)"
+        )
         print(
             f"with {options.terminals} Terax terminals (bash): {busy:.1f} MiB, the shells "
-            f"included ({(busy - terax_rss) / options.terminals:.1f} MiB per terminal)"
+            f"included ({(busy - in_use) / options.terminals:.1f} MiB per terminal)"
         )
 
 

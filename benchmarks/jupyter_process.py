@@ -140,12 +140,13 @@ class JupyterProcess:
         finally:
             writer.close()
 
-    def wait_ready(self, timeout: float = READY_TIMEOUT) -> None:
-        """Block until the server answers; RuntimeError if it exits or ``timeout`` passes."""
+    def wait_ready(self, timeout: float = READY_TIMEOUT, poll: float = POLL) -> None:
+        """Block until the server answers; RuntimeError if it exits or ``timeout`` passes.
+        ``poll`` is the resolution of a start-up time measured around this call."""
         deadline = time.monotonic() + timeout
         while not self._ready_once():
             self._check_alive(deadline)
-            time.sleep(POLL)
+            time.sleep(poll)
 
     async def wait_ready_async(self, timeout: float = READY_TIMEOUT) -> None:
         """``wait_ready`` for a coroutine: the event loop runs on meanwhile."""

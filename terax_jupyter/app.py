@@ -6,7 +6,7 @@ import errno
 import os
 import socket
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jupyter_core.paths import jupyter_data_dir, jupyter_runtime_dir
 from jupyter_server.extension.application import ExtensionApp
@@ -27,9 +27,7 @@ from terax_jupyter.security import SecurityLayer
 from terax_jupyter.security.policy import Policy, load_policy
 from terax_jupyter.services.ai import handlers as ai_handlers
 from terax_jupyter.services.ai import settings_handlers as ai_settings_handlers
-from terax_jupyter.services.ai.manager import AiManager
 from terax_jupyter.services.browser import handlers as browser_handlers
-from terax_jupyter.services.browser.manager import BrowserManager
 from terax_jupyter.services.fs import handlers as fs_handlers
 from terax_jupyter.services.fs.grep import GrepSearch
 from terax_jupyter.services.fs.manager import FileManager
@@ -46,6 +44,10 @@ from terax_jupyter.services.pty.manager import PtyManager
 from terax_jupyter.services.secrets import handlers as secrets_handlers
 from terax_jupyter.services.secrets.manager import SecretsManager
 from terax_jupyter.services.workspace import handlers as workspace_handlers
+
+if TYPE_CHECKING:
+    from terax_jupyter.services.ai.manager import AiManager
+    from terax_jupyter.services.browser.manager import BrowserManager
 
 HANDLER_MODULES = (
     fs_handlers,
@@ -193,10 +195,6 @@ jupyter terax mcp                   # Terax's tools for another agent (MCP over 
         secrets = SecretsManager(security, state_dir, parent=self)
         # Terminals do not inherit the provider keys of the server's environment.
         pty.environment_filter = secrets.without_server_keys
-        browser = BrowserManager(state_dir, redactor=security.redactor, parent=self)
-        browser.policy = policy
-        ai = AiManager(security, state_dir, files=files, search=search, grep=grep, pty=pty,
-                       secrets=secrets, browser=browser, parent=self)  # fmt: skip
         self.context = TeraxContext(
             security=security,
             files=files,
@@ -206,17 +204,43 @@ jupyter terax mcp                   # Terax's tools for another agent (MCP over 
             pty=pty,
             git=GitManager(security, state_dir, parent=self),
             secrets=secrets,
-            ai=ai,
             preview=preview,
-            browser=browser,
+            build_ai=lambda context: self._build_ai(context, state_dir),
+            build_browser=lambda context: self._build_browser(context, state_dir),
         )
         self.settings[SETTINGS_KEY] = self.context
         self.settings[CONNECTIONS_KEY] = ConnectionSlots(self.max_websockets_per_user)
         # An agent run goes on after its request finished: while one lasts, the server is in
         # use for JupyterHub's idle culler (terminal traffic is marked in pty/stream.py).
         self._busy_activity = activity.mark_while_busy(
-            lambda: getattr(serverapp.web_app, "settings", None), lambda: bool(ai.runs)
+            lambda: getattr(serverapp.web_app, "settings", None), self._agent_running
         )
+
+    def _build_ai(self, context: TeraxContext, state_dir: str) -> AiManager:
+        from terax_jupyter.services.ai.manager import AiManager
+
+        return AiManager(
+            context.security,
+            state_dir,
+            files=context.files,
+            search=context.search,
+            grep=context.grep,
+            pty=context.pty,
+            secrets=context.secrets,
+            browser_source=lambda: context.browser,
+            parent=self,
+        )
+
+    def _build_browser(self, context: TeraxContext, state_dir: str) -> BrowserManager:
+        from terax_jupyter.services.browser.manager import BrowserManager
+
+        browser = BrowserManager(state_dir, redactor=context.security.redactor, parent=self)
+        browser.policy = context.security.policy
+        return browser
+
+    def _agent_running(self) -> bool:
+        ai = self.context.built("ai")
+        return ai is not None and bool(ai.runs)
 
     def _load_policy(self) -> Policy:
         """The administrator's policy (``policy.py``), with the server's own switches."""

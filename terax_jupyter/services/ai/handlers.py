@@ -9,7 +9,7 @@ from tornado import web
 
 from terax_jupyter.base import TeraxAPIHandler
 from terax_jupyter.exceptions import InvalidRequest, ProviderError
-from terax_jupyter.services.ai.store import APPROVAL_STATUSES
+from terax_jupyter.services.ai.statuses import APPROVAL_STATUSES
 from terax_jupyter.services.ai.stream import AiEventsWebSocket
 
 try:  # Jupyter's request metrics, kept for the requests logged here

@@ -38,6 +38,8 @@ from terax_jupyter.services.ai.tools.processes import ProcessRegistry
 from terax_jupyter.services.ai.worker import StoreWorker
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from terax_jupyter.security import SecurityLayer
     from terax_jupyter.services.ai.providers.base import Provider
     from terax_jupyter.services.ai.providers.registry import ModelInfo
@@ -120,13 +122,14 @@ class AiManager(LoggingConfigurable):
         grep: GrepSearch,
         pty: PtyManager | None,
         secrets: SecretsManager,
-        browser: BrowserManager | None = None,
+        browser_source: Callable[[], BrowserManager | None] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.security = security
         self.files, self.search, self.grep, self.pty = files, search, grep, pty
-        self.browser = browser
+        # The headless browser is built when a browser tool or replay first needs it.
+        self._browser_source = browser_source or (lambda: None)
         self.secrets = secrets
         # A store that cannot be opened (a damaged or insecure file) takes the agent out of
         # service, with the reason on every call, and leaves the rest of Terax running.
@@ -169,6 +172,10 @@ class AiManager(LoggingConfigurable):
         self._agent_audit: AgentAudit | None = None
         self._starting: set[str] = set()  # sessions between the last checks and their run
         self.agent_audit  # noqa: B018 - opened at start, so a bad path is in the log at once
+
+    @property
+    def browser(self) -> BrowserManager | None:
+        return self._browser_source()
 
     @property
     def agent_audit(self) -> AgentAudit:

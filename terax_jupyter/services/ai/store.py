@@ -18,6 +18,12 @@ from terax_jupyter.security.database import (
     run_script,
 )
 from terax_jupyter.services.ai.providers.base import Message, ToolCall
+from terax_jupyter.services.ai.statuses import (
+    APPROVAL_STATUSES,
+    MESSAGE_STATUSES,
+    RUN_STATUSES,
+    TOOL_CALL_STATUSES,
+)
 from terax_jupyter.services.ai.typed_values import (
     restored_proposal,
     stored_arguments,
@@ -33,18 +39,6 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 2
 MAX_LIST_LIMIT = 500
 
-MESSAGE_STATUSES = ("streaming", "complete", "cut")
-RUN_STATUSES = ("running", "finished", "cancelled", "failed", "interrupted")
-TOOL_CALL_STATUSES = ("running", "pending_approval", "queued", "done", "error", "denied")
-APPROVAL_STATUSES = (
-    "pending",
-    "queued",
-    "approved",
-    "partially_approved",
-    "denied",
-    "expired",
-    "discarded",
-)
 _OPEN_APPROVALS = ("pending", "queued")
 _DECISIONS = ("approved", "partially_approved", "denied", "expired", "discarded")
 _INTERRUPTED_CALL = "The server stopped before this call finished."

@@ -16,8 +16,8 @@ from tornado import web
 from terax_jupyter.base import TeraxAPIHandler
 from terax_jupyter.exceptions import InvalidRequest, NotFound
 from terax_jupyter.services.browser.arguments import element_target, wait_condition
-from terax_jupyter.services.browser.manager import DEFAULT_TTL
 from terax_jupyter.services.browser.policy import (
+    DEFAULT_TTL,
     MAX_TTL_SECONDS,
     SIDE_EFFECTS,
     read_only_replay,

@@ -42,7 +42,7 @@ from terax_jupyter.exceptions import (
 from terax_jupyter.security.policy import Policy
 from terax_jupyter.services.browser.ir import Navigate
 from terax_jupyter.services.browser.launcher import ChromiumLauncher
-from terax_jupyter.services.browser.policy import Condition, ReplayPolicy
+from terax_jupyter.services.browser.policy import DEFAULT_TTL, Condition, ReplayPolicy
 from terax_jupyter.services.browser.replay import Replayer
 from terax_jupyter.services.browser.sanitize import Sanitizer
 from terax_jupyter.services.browser.session import BrowserSession
@@ -68,7 +68,6 @@ if TYPE_CHECKING:
     from terax_jupyter.services.browser.replay import ReplayResult
     from terax_jupyter.services.browser.store import AuditRun, SavedWorkflow
 
-DEFAULT_TTL = 30 * 24 * 3600
 # An approval card may stay open a while; its token lives as long as the verifier allows.
 APPROVAL_TOKEN_TTL = MAX_TOKEN_TTL
 SCREENSHOTS_KEPT = 20

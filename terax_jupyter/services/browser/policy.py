@@ -21,6 +21,7 @@ POLICY_VERSION = 1
 CONDITION_KINDS = ("url_contains", "title_contains", "text_contains", "selector_exists")
 SIDE_EFFECTS = ("read_only", "mutating", "destructive")
 MAX_TTL_SECONDS = 90 * 24 * 3600
+DEFAULT_TTL = 30 * 24 * 3600
 MAX_CONDITIONS = 20
 MAX_VALUE_LENGTH = 1000
 MAX_SCOPE_LENGTH = 512

@@ -7,7 +7,6 @@ from tornado import web
 
 from terax_jupyter._version import __version__
 from terax_jupyter.base import TeraxAPIHandler
-from terax_jupyter.openapi import openapi_document
 
 AUTH_RESOURCE = "terax.meta"
 
@@ -51,6 +50,10 @@ class OpenAPIHandler(MetaHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
+        # Built on first request: the schema fragments of every area are not kept in an idle
+        # server's memory (issue 17's idle budget).
+        from terax_jupyter.openapi import openapi_document
+
         base_url = self.settings.get("base_url", "/")
         self.finish_json(openapi_document(base_url))
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import abc
 import json
+import os
+import sys
 import threading
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -177,6 +179,8 @@ def real_keyring() -> KeyringBackend | None:
     keep plain text; none of those may hold a key. Of a chain, the best real member is used
     directly: the chain would fall back to a plain-text member when the real one fails.
     """
+    if "keyring" not in sys.modules and not keychain_possible():
+        return None
     try:
         import keyring
         from keyring.backends.chainer import ChainerBackend
@@ -187,6 +191,32 @@ def real_keyring() -> KeyringBackend | None:
         return None
     real = [backend for backend in candidates if is_real_backend(backend)]
     return max(real, key=_priority) if real else None
+
+
+def keychain_possible() -> bool:
+    """Whether keyring could find a real keychain here, decided without importing it.
+
+    Asking keyring loads its Linux backends, and with them cryptography's native module: 9 MiB
+    in every server that opens the AI panel, to learn that a hub's container has no keychain.
+    On Linux every keychain keyring ships (Secret Service, KWallet, libsecret) is reached over
+    the D-Bus session bus, so with no bus, no keyring configuration and no other package's
+    backend, there is none. Anything else (another OS, a bus, a configured or third-party
+    backend) is left to keyring to decide.
+    """
+    if not sys.platform.startswith("linux"):
+        return True
+    if os.environ.get("PYTHON_KEYRING_BACKEND") or os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
+        return True
+    runtime_dir = os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
+    if os.path.exists(os.path.join(runtime_dir, "bus")):
+        return True
+    config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    if os.path.exists(os.path.join(config_home, "python_keyring", "keyringrc.cfg")):
+        return True
+    from importlib.metadata import entry_points
+
+    own = "keyring.backends."
+    return any(not point.value.startswith(own) for point in entry_points(group="keyring.backends"))
 
 
 def is_real_backend(backend: object) -> bool:
