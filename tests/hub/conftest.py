@@ -88,6 +88,8 @@ def hub(
                 f"--AiManager.providers={providers!r}",
                 "--AiManager.default_provider=stub",
                 "--AiManager.default_model=stub-model",
+                # The browser test drives Lab's commands (tests/hub/test_preview_chromium.py).
+                "--LabApp.expose_app_in_browser=True",
             ],
         )
         # Both at once: each start is mostly the single-user server importing.
