@@ -13,17 +13,13 @@ from tornado import web
 from tornado.httpclient import HTTPClientError
 
 from terax_jupyter.openapi import openapi_document
-from terax_jupyter.pytest_plugin import BASE_URLS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+pytestmark = pytest.mark.every_base_url
+
 HTTP_VERBS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
-
-
-@pytest.fixture(params=BASE_URLS)
-def jp_base_url(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 async def served_document(jp_fetch: Any) -> dict[str, Any]:

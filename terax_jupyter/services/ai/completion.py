@@ -15,15 +15,18 @@ from __future__ import annotations
 import re
 import time
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from terax_jupyter.exceptions import InvalidRequest, TeraxError
 from terax_jupyter.services.ai.providers.base import ChatRequest, Message, TextDelta
 from terax_jupyter.services.ai.providers.openai import OpenAIProvider
 
 if TYPE_CHECKING:
-    from terax_jupyter.services.ai.manager import AiManager
+    from terax_jupyter.services.ai.governance import AgentPolicy
     from terax_jupyter.services.ai.providers.base import Provider
+    from terax_jupyter.services.ai.providers.catalog import ProviderCatalog
+    from terax_jupyter.services.ai.store import AiStore
+    from terax_jupyter.services.ai.worker import StoreWorker
 
 PREFIX_CHARS = 6000  # the end of the text before the cursor that is sent
 SUFFIX_CHARS = 2000  # the start of the text after it
@@ -52,11 +55,29 @@ SYSTEM_PROMPT = (
 _FENCED = re.compile(r"^\s*```[^\n`]*\n(?P<body>.*?)(?:\n?```[ \t]*(?:\n.*)?)?$", re.DOTALL)
 
 
+class CompletionSettings(Protocol):
+    """What completions read of their host (``AiManager``), on every call."""
+
+    completion_provider: str
+    completion_model: str
+    completion_max_tokens: int
+    catalog: ProviderCatalog
+    governance: AgentPolicy
+    worker: StoreWorker
+
+    @property
+    def store(self) -> AiStore: ...
+
+    def defaults(self) -> tuple[str, str]: ...
+
+    async def provider(self, provider_id: str) -> Provider: ...
+
+
 class CompletionService:
     """Completions for ``AiManager``; settings are read from the manager on every call,
     so a changed default applies at once."""
 
-    def __init__(self, manager: AiManager) -> None:
+    def __init__(self, manager: CompletionSettings) -> None:
         self.manager = manager
         self.chat_only: set[tuple[str, str]] = set()  # (provider, model) without FIM
         self.in_flight = 0

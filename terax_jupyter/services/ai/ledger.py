@@ -15,8 +15,7 @@ class SessionLedger:
 
     Loaded once from the store (by the caller, off the loop: ``AiManager.ledger``), then
     answered from memory; writes go to the store's writer (``persist`` queues them in order
-    without blocking the loop). ``AiStore.read_ledger`` is the synchronous adapter for code
-    that already runs on a worker thread.
+    without blocking the loop).
     """
 
     def __init__(

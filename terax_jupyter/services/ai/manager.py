@@ -32,6 +32,7 @@ from terax_jupyter.services.ai.providers.registry import ModelRegistry
 from terax_jupyter.services.ai.replays import parse_replay
 from terax_jupyter.services.ai.rules import validate_rules
 from terax_jupyter.services.ai.runner import AgentRun, RunSpec, new_call_id
+from terax_jupyter.services.ai.runtime import AgentRuntime, RuntimeSettings
 from terax_jupyter.services.ai.store import AiStore
 from terax_jupyter.services.ai.toolbox import Toolbox
 from terax_jupyter.services.ai.tools.processes import ProcessRegistry
@@ -163,12 +164,35 @@ class AiManager(LoggingConfigurable):
             command_guard=secrets.command_guard.check,
         )
         self.toolbox = Toolbox()
-        self.plans = PlanRunner(self)
         self.completion = CompletionService(self)
         self.runs: dict[str, AgentRun] = {}
         self._ledgers: dict[str, SessionLedger] = {}
         # The administrator's policy as the agent applies it, and their audit log.
         self.governance = AgentPolicy(security, set(ALL_TOOLS))
+        # What runs and plans use of all this (runtime.py): they get no more of the manager.
+        self.runtime = AgentRuntime(
+            security=security,
+            files=files,
+            search=search,
+            grep=grep,
+            pty=pty,
+            processes=self.processes,
+            toolbox=self.toolbox,
+            worker=self.worker,
+            events=self.events,
+            approvals=self.approvals,
+            agents=self.agents,
+            models=self.models,
+            governance=self.governance,
+            store_source=lambda: self.store,
+            agent_audit_source=lambda: self.agent_audit,
+            browser_source=lambda: self.browser,
+            settings_source=self._runtime_settings,
+            ledger=self.ledger,
+            provider=self.provider,
+            run_ended=self.run_ended,
+        )
+        self.plans = PlanRunner(self.runtime, self.plan_of)
         self._agent_audit: AgentAudit | None = None
         self._starting: set[str] = set()  # sessions between the last checks and their run
         self.agent_audit  # noqa: B018 - opened at start, so a bad path is in the log at once
@@ -176,6 +200,13 @@ class AiManager(LoggingConfigurable):
     @property
     def browser(self) -> BrowserManager | None:
         return self._browser_source()
+
+    def _runtime_settings(self) -> RuntimeSettings:
+        return RuntimeSettings(
+            workspace_name=self.workspace_name,
+            memory_max_bytes=self.memory_max_bytes,
+            subagent_max_steps=self.subagent_max_steps,
+        )
 
     @property
     def agent_audit(self) -> AgentAudit:
@@ -482,7 +513,7 @@ class AiManager(LoggingConfigurable):
                 prompt=prompt,
             )
             run = AgentRun(
-                self,
+                self.runtime,
                 RunSpec(
                     session_id=session_id,
                     run_id=run_id,

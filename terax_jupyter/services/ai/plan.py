@@ -15,17 +15,24 @@ from terax_jupyter.services.ai.providers.base import Message
 from terax_jupyter.services.ai.tools.base import Proposal, ToolContext
 
 if TYPE_CHECKING:
-    from terax_jupyter.services.ai.manager import AiManager
+    from collections.abc import Awaitable, Callable
+
+    from terax_jupyter.services.ai.runtime import AgentRuntime
 
 
 class PlanRunner:
-    def __init__(self, manager: AiManager) -> None:
-        self.manager = manager
+    def __init__(
+        self,
+        runtime: AgentRuntime,
+        plan_of: Callable[[str], Awaitable[list[dict[str, Any]]]],
+    ) -> None:
+        self.runtime = runtime
+        self.plan_of = plan_of  # the session's queued items (the manager's, checks included)
 
     async def apply(self, session_id: str, body: Any, *, user: str | None) -> dict[str, Any]:
-        manager = self.manager
-        store, worker = manager.store, manager.worker
-        items = await manager.plan_of(session_id)
+        runtime = self.runtime
+        store, worker = runtime.store, runtime.worker
+        items = await self.plan_of(session_id)
         if not items:
             raise Conflict("This session has no queued plan.", reason="no_plan")
         decisions = _decisions_of(body, {item["id"] for item in items})
@@ -55,16 +62,16 @@ class PlanRunner:
                 )
                 outcomes.append({**outcome, "result": "Skipped (denied).", "is_error": False})
                 continue
-            tool = manager.toolbox.get(item["tool"])
+            tool = runtime.toolbox.get(item["tool"])
             context = await self._context(session_id, user)
             try:
                 if tool is None:
                     raise InvalidRequest(f"Unknown tool {item['tool']!r}.", reason="invalid_plan")
-                result = await tool.apply(
-                    Proposal.from_json(item["proposal"]), context, hunks=decision.hunks
+                result = await runtime.apply_decided(
+                    tool, Proposal.from_json(item["proposal"]), context, decision
                 )
             except TeraxError as failure:
-                message = manager.security.redactor.redact(failure.message)
+                message = runtime.security.redactor.redact(failure.message)
                 outcomes.append(
                     {
                         **outcome,
@@ -83,17 +90,17 @@ class PlanRunner:
                 decision=decision.to_json(),
                 user=user,
             )
-            content = manager.security.redactor.redact(result.content)
+            content = runtime.security.redactor.redact(result.content)
             outcomes.append(
                 {**outcome, "result": content, "is_error": result.is_error, "data": result.data}
             )
-        manager.security.audit.record(
+        runtime.security.audit.record(
             "ai.plan.apply",
             user=user,
             session=session_id,
             items=[{k: o[k] for k in ("tool", "summary", "status")} for o in outcomes],
         )
-        manager.agent_audit.record(
+        runtime.agent_audit.record(
             "plan.applied",
             user=user,
             session=session_id,
@@ -104,57 +111,47 @@ class PlanRunner:
             stopped=stopped,
         )
         await self._note(session_id, "The user reviewed the plan. " + _describe(outcomes, stopped))
-        manager.events.publish(
+        runtime.events.publish(
             session_id, {"type": "plan_applied", "outcomes": outcomes, "stopped": stopped}
         )
-        remaining = await manager.plan_of(session_id)
+        remaining = await self.plan_of(session_id)
         return {"outcomes": outcomes, "stopped": stopped, "remaining": remaining}
 
     async def discard(self, session_id: str, *, user: str | None) -> dict[str, Any]:
-        manager = self.manager
-        items = await manager.plan_of(session_id)
+        runtime = self.runtime
+        items = await self.plan_of(session_id)
         if not items:
             raise Conflict("This session has no queued plan.", reason="no_plan")
         for item in items:
-            await manager.worker.call(
-                manager.store.decide_approval,
+            await runtime.worker.call(
+                runtime.store.decide_approval,
                 item["id"],
                 status="discarded",
                 decision={},
                 user=user,
             )
-        manager.security.audit.record(
+        runtime.security.audit.record(
             "ai.plan.discard", user=user, session=session_id, items=len(items)
         )
-        manager.agent_audit.record(
+        runtime.agent_audit.record(
             "plan.discarded", user=user, session=session_id, items=len(items)
         )
         await self._note(
             session_id,
             f"The user discarded the plan ({len(items)} items); nothing of it was applied.",
         )
-        manager.events.publish(session_id, {"type": "plan_discarded", "items": len(items)})
+        runtime.events.publish(session_id, {"type": "plan_discarded", "items": len(items)})
         return {"discarded": len(items)}
 
     async def _context(self, session_id: str, user: str | None) -> ToolContext:
-        manager = self.manager
-        return ToolContext(
-            session_id=session_id,
-            security=manager.security,
-            files=manager.files,
-            search=manager.search,
-            grep=manager.grep,
-            reads=await manager.ledger(session_id),
-            processes=manager.processes,
-            emit=lambda event: manager.events.publish(session_id, event),
-            pty=manager.pty,
-            browser=manager.browser,
-            user=user,
+        runtime = self.runtime
+        return await runtime.tool_context(
+            session_id, user, lambda event: runtime.events.publish(session_id, event)
         )
 
     async def _note(self, session_id: str, text: str) -> None:
-        await self.manager.worker.call(
-            self.manager.store.add_message, session_id, Message("user", f"[{text}]")
+        await self.runtime.worker.call(
+            self.runtime.store.add_message, session_id, Message("user", f"[{text}]")
         )
 
 

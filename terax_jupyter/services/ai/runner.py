@@ -41,9 +41,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from terax_jupyter.services.ai.agents import AgentDefinition
-    from terax_jupyter.services.ai.manager import AiManager
     from terax_jupyter.services.ai.providers.base import Provider, ToolCall
     from terax_jupyter.services.ai.providers.registry import ModelInfo
+    from terax_jupyter.services.ai.runtime import AgentRuntime
     from terax_jupyter.services.ai.store import AiStore
     from terax_jupyter.services.ai.tools.base import Proposal, Tool
 
@@ -113,8 +113,8 @@ def repaired(history: list[Message]) -> list[Message]:
 class AgentRun:
     """A run in progress; ``task`` is the asyncio task executing it."""
 
-    def __init__(self, manager: AiManager, spec: RunSpec) -> None:
-        self.manager = manager
+    def __init__(self, runtime: AgentRuntime, spec: RunSpec) -> None:
+        self.runtime = runtime
         self.spec = spec
         self.steps = 0
         self.task: asyncio.Task[None] | None = None
@@ -134,7 +134,7 @@ class AgentRun:
         included) is already committed to SQLite when it sees it, without the run waiting
         on the disk."""
         payload = {**event, "run_id": self.spec.run_id}
-        publish = functools.partial(self.manager.events.publish, self.spec.session_id, payload)
+        publish = functools.partial(self.runtime.events.publish, self.spec.session_id, payload)
         loop = asyncio.get_running_loop()
 
         def job() -> None:
@@ -145,7 +145,7 @@ class AgentRun:
                 with contextlib.suppress(RuntimeError):  # the loop has closed (shutdown)
                     loop.call_soon_threadsafe(publish)
 
-        self.manager.worker.submit(job)
+        self.runtime.worker.submit(job)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -164,11 +164,11 @@ class AgentRun:
     async def execute(self, prompt: str, *, direct: ToolCall | None = None) -> None:
         """The run: the model's steps for ``prompt``; or, with ``direct``, that one tool call
         made for the user without asking any model (``/replay``)."""
-        manager, spec = self.manager, self.spec
+        runtime, spec = self.runtime, self.spec
         status, error, reason = "finished", None, "error"
         provider: Provider | None = None
         self.emit({"type": "run_started", "run": self.describe(), "prompt": prompt})
-        manager.agent_audit.record(
+        runtime.agent_audit.record(
             "run.started",
             user=spec.user,
             session=spec.session_id,
@@ -185,25 +185,25 @@ class AgentRun:
         try:
             user_message = Message("user", prompt)
             if direct is not None:
-                manager.worker.submit(
-                    manager.store.add_message, spec.session_id, user_message, run_id=spec.run_id
+                runtime.worker.submit(
+                    runtime.store.add_message, spec.session_id, user_message, run_id=spec.run_id
                 )
                 reason = await self._direct(direct)
                 return
             # The conversation, the key and the project memory are fetched side by side;
             # the prompt is stored after the conversation was read (one writer, in order).
             stored, provider, memory = await asyncio.gather(
-                manager.worker.call(manager.store.conversation, spec.session_id),
-                manager.provider(spec.provider_id),
-                load_memory(manager.files, cap=manager.memory_max_bytes),
+                runtime.worker.call(runtime.store.conversation, spec.session_id),
+                runtime.provider(spec.provider_id),
+                load_memory(runtime.files, cap=runtime.settings.memory_max_bytes),
             )
-            manager.worker.submit(
-                manager.store.add_message, spec.session_id, user_message, run_id=spec.run_id
+            runtime.worker.submit(
+                runtime.store.add_message, spec.session_id, user_message, run_id=spec.run_id
             )
             history = [*repaired(stored), user_message]
             system = system_prompt(
                 spec.agent,
-                workspace=manager.workspace_name,
+                workspace=runtime.settings.workspace_name,
                 memory=memory,
                 plan_mode=spec.plan_mode,
             )
@@ -238,8 +238,8 @@ class AgentRun:
                 await provider.aclose()
             # The session is free before anyone hears that the run finished: a client that
             # acts on "finish" (a new prompt, applying the plan) must not meet "run_active".
-            manager.run_ended(self)
-            manager.agent_audit.record(
+            runtime.run_ended(self)
+            runtime.agent_audit.record(
                 "run.finished",
                 user=spec.user,
                 session=spec.session_id,
@@ -253,18 +253,18 @@ class AgentRun:
             self.emit(
                 {"type": "finish", "reason": reason, "steps": self.steps, **(self.cut or {})},
                 write=functools.partial(
-                    manager.store.finish_run, spec.run_id, status, steps=self.steps, error=error
+                    runtime.store.finish_run, spec.run_id, status, steps=self.steps, error=error
                 ),
             )
 
     async def _direct(self, call: ToolCall) -> str:
         """One step with no model: ``call`` is stored as the assistant's turn (so the
         conversation stays one a provider accepts) and takes the path of any tool call."""
-        manager, spec = self.manager, self.spec
+        runtime, spec = self.runtime, self.spec
         self.steps = 1
         self.emit({"type": "step", "index": 1})
-        manager.worker.submit(
-            manager.store.add_message,
+        runtime.worker.submit(
+            runtime.store.add_message,
             spec.session_id,
             Message("assistant", tool_calls=[call]),
             run_id=spec.run_id,
@@ -273,14 +273,14 @@ class AgentRun:
         answer = Message(
             "tool", result.content, tool_call_id=call.id, name=call.name, is_error=result.is_error
         )
-        manager.worker.submit(
-            manager.store.add_message, spec.session_id, answer, run_id=spec.run_id, redacted=True
+        runtime.worker.submit(
+            runtime.store.add_message, spec.session_id, answer, run_id=spec.run_id, redacted=True
         )
         return "stop"
 
     def _error_payload(self, failure: TeraxError) -> dict[str, Any]:
         payload: dict[str, Any] = {
-            "message": self.manager.security.redactor.redact(failure.message),
+            "message": self.runtime.security.redactor.redact(failure.message),
             "reason": failure.reason,
         }
         if isinstance(failure, ProviderError):
@@ -301,18 +301,18 @@ class AgentRun:
     ) -> str:
         """Steps until the model stops asking for tools; returns the finish reason.
         ``parent_call_id`` marks a sub-agent's loop: nothing of it is stored but its events."""
-        manager, spec = self.manager, self.spec
+        runtime, spec = self.runtime, self.spec
         persist = parent_call_id is None
-        tools = manager.toolbox.specs(agent)
+        tools = runtime.toolbox.specs(agent)
         limit = spec.output_limit
         budget = int((spec.model.context_window - limit) * 0.9)
         marker = {"parent_call_id": parent_call_id} if parent_call_id else {}
         for step in range(1, max_steps + 1):
-            if step > 1 and manager.governance.daily_limits:
+            if step > 1 and runtime.governance.daily_limits:
                 # The day's tokens or cost may have reached the administrator's limit in the
                 # steps before (or in another run): stop before asking the model again.
-                await manager.worker.call(
-                    manager.governance.check_daily, manager.store, manager.models
+                await runtime.worker.call(
+                    runtime.governance.check_daily, runtime.store, runtime.models
                 )
             if persist:
                 self.steps = step
@@ -351,8 +351,8 @@ class AgentRun:
                     is_error=result.is_error,
                 )
                 if persist:
-                    manager.worker.submit(
-                        manager.store.add_message,
+                    runtime.worker.submit(
+                        runtime.store.add_message,
                         spec.session_id,
                         answer,
                         run_id=spec.run_id,
@@ -381,7 +381,7 @@ class AgentRun:
     ) -> None:
         """Answer every call of a cut answer with "not run" (none of them runs: the model
         had not finished its turn), so the conversation stays valid for the next run."""
-        manager, spec = self.manager, self.spec
+        runtime, spec = self.runtime, self.spec
         names = [call.name for call in assistant.tool_calls]
         self._report_cut("length", limit, names, marker)
         for call in assistant.tool_calls:
@@ -406,15 +406,15 @@ class AgentRun:
             )
             answer = Message("tool", content, tool_call_id=call.id, name=call.name, is_error=True)
             if persist:
-                manager.worker.submit(
-                    manager.store.add_message, spec.session_id, answer, run_id=spec.run_id
+                runtime.worker.submit(
+                    runtime.store.add_message, spec.session_id, answer, run_id=spec.run_id
                 )
 
     async def _stream_answer(
         self, provider: Provider, request: ChatRequest, persist: bool, marker: dict[str, Any]
     ) -> tuple[Message, str]:
-        manager, spec = self.manager, self.spec
-        store, worker = manager.store, manager.worker
+        runtime, spec = self.runtime, self.spec
+        store, worker = runtime.store, runtime.worker
         assistant = Message("assistant")
         # The row is created on the store's thread without waiting for it; the writes after
         # it run on that thread too, in order, and find its id there.
@@ -505,26 +505,17 @@ class AgentRun:
         """Events tools send (todos, suggestions); the todo list is kept with the session."""
         write = None
         if event.get("type") == "todos":
-            store = self.manager.store
+            store = self.runtime.store
             write = functools.partial(
                 store.update_session, self.spec.session_id, todos=event["todos"]
             )
         self.emit(event, write=write)
 
     async def _tool_context(self, call_id: str, parent_call_id: str | None) -> ToolContext:
-        manager = self.manager
-        return ToolContext(
-            session_id=self.spec.session_id,
-            security=manager.security,
-            files=manager.files,
-            search=manager.search,
-            grep=manager.grep,
-            reads=await manager.ledger(self.spec.session_id),
-            processes=manager.processes,
-            emit=self._tool_event,
-            pty=manager.pty,
-            browser=manager.browser,
-            user=self.spec.user,
+        return await self.runtime.tool_context(
+            self.spec.session_id,
+            self.spec.user,
+            self._tool_event,
             subagents=None if parent_call_id else functools.partial(self._subagent, call_id),
             in_plan_mode=self._in_plan_mode,
         )
@@ -533,17 +524,17 @@ class AgentRun:
         """Whether changes are queued now (the session's switch can change during a run)."""
         if self.spec.plan_mode:
             return True
-        manager = self.manager
-        session = await manager.worker.call(manager.store.get_session, self.spec.session_id)
+        runtime = self.runtime
+        session = await runtime.worker.call(runtime.store.get_session, self.spec.session_id)
         return bool(session["plan_mode"])
 
     async def _call_tool(
         self, call: ToolCall, agent: AgentDefinition, parent_call_id: str | None
     ) -> ToolResult:
-        manager, spec = self.manager, self.spec
+        runtime, spec = self.runtime, self.spec
         persist = parent_call_id is None
         marker = {"parent_call_id": parent_call_id} if parent_call_id else {}
-        redact = manager.security.redactor
+        redact = runtime.security.redactor
         started = time.monotonic()
         self.emit(
             {
@@ -555,8 +546,8 @@ class AgentRun:
             }
         )
         if persist:
-            manager.worker.submit(
-                manager.store.add_tool_call,
+            runtime.worker.submit(
+                runtime.store.add_tool_call,
                 spec.session_id,
                 spec.run_id,
                 call.id,
@@ -567,8 +558,8 @@ class AgentRun:
             result, status = await self._dispatch(call, agent, parent_call_id)
         except asyncio.CancelledError:
             if persist:
-                manager.worker.submit(
-                    manager.store.finish_tool_call,
+                runtime.worker.submit(
+                    runtime.store.finish_tool_call,
                     call.id,
                     status="error",
                     result="Cancelled.",
@@ -579,7 +570,7 @@ class AgentRun:
         duration = _elapsed_ms(started)
         result.content = redact.redact(result.content)
         data = result.data if isinstance(result.data, dict) else {}
-        manager.agent_audit.record(
+        runtime.agent_audit.record(
             "tool.call",
             user=spec.user,
             session=spec.session_id,
@@ -597,7 +588,7 @@ class AgentRun:
         write = None
         if persist:
             write = functools.partial(
-                manager.store.finish_tool_call,
+                runtime.store.finish_tool_call,
                 call.id,
                 status=status,
                 result=result.content,
@@ -626,7 +617,7 @@ class AgentRun:
     async def _dispatch(
         self, call: ToolCall, agent: AgentDefinition, parent_call_id: str | None
     ) -> tuple[ToolResult, str]:
-        toolbox = self.manager.toolbox
+        toolbox = self.runtime.toolbox
         tool = toolbox.get(call.name)
         if tool is None or not agent.allows(call.name):
             offered = ", ".join(agent.tools)
@@ -657,11 +648,11 @@ class AgentRun:
                 self.decisions[call.id] = "not_gated"
                 return await tool.run(call.arguments, context), "done"
             # Read-only: no change is proposed, asked for or queued in a plan.
-            self.manager.security.paths.refuse_writes(f"the agent cannot use {call.name}")
+            self.runtime.security.paths.refuse_writes(f"the agent cannot use {call.name}")
             proposal = await tool.propose(call.arguments, context)
             return await self._approve_and_apply(call, tool, proposal, context)
         except TeraxError as failure:
-            message = self.manager.security.redactor.redact(failure.message)
+            message = self.runtime.security.redactor.redact(failure.message)
             return ToolResult(message, is_error=True, data={"reason": failure.reason}), "error"
         except Exception:
             log.exception("Tool %s failed", call.name)
@@ -674,8 +665,8 @@ class AgentRun:
     async def _approve_and_apply(
         self, call: ToolCall, tool: Tool, proposal: Proposal, context: ToolContext
     ) -> tuple[ToolResult, str]:
-        manager, spec = self.manager, self.spec
-        store, worker = manager.store, manager.worker
+        runtime, spec = self.runtime, self.spec
+        store, worker = runtime.store, runtime.worker
         session = await worker.call(store.get_session, spec.session_id)
         if session["plan_mode"] or spec.plan_mode:
             self.decisions[call.id] = "queued"
@@ -687,13 +678,13 @@ class AgentRun:
                 "yet; the user reviews and applies the plan when you finish.",
                 data={"approval_id": approval["id"], "queued": True},
             ), "queued"
-        governance = manager.governance
+        governance = runtime.governance
         rule = matching_rule(governance.effective_rules(session["rules"]), proposal)
         if rule is not None:
             by_admin = governance.approvals == "admin_rules"
             self.decisions[call.id] = "admin_rule" if by_admin else "rule"
             approval = await self._record_approval(call, tool, proposal, "approved", rule)
-            manager.security.audit.record(
+            runtime.security.audit.record(
                 "ai.auto_approved",
                 user=spec.user,
                 session=spec.session_id,
@@ -702,7 +693,7 @@ class AgentRun:
                 path=proposal.path,
                 command=proposal.command,
             )
-            manager.agent_audit.record(
+            runtime.agent_audit.record(
                 "approval.auto",
                 user=spec.user,
                 session=spec.session_id,
@@ -713,7 +704,7 @@ class AgentRun:
                 rule_source="administrator" if by_admin else "user",
             )
             self.emit({"type": "auto_approved", "approval": approval, "rule": rule})
-            return await tool.apply(proposal, context), "done"
+            return await runtime.apply_decided(tool, proposal, context, None), "done"
         decision = await self._ask(call, tool, proposal)
         self.decisions[call.id] = decision.status
         if decision.status == "denied":
@@ -723,10 +714,7 @@ class AgentRun:
                 is_error=True,
                 data={"denied": True},
             ), "denied"
-        result = await tool.apply(proposal, context, hunks=decision.hunks)
-        if decision.message:
-            result.content += f"\nThe user said: {decision.message}"
-        return result, "done"
+        return await runtime.apply_decided(tool, proposal, context, decision), "done"
 
     async def _record_approval(
         self,
@@ -736,9 +724,9 @@ class AgentRun:
         status: str,
         rule: dict[str, str] | None = None,
     ) -> dict[str, Any]:
-        manager, spec = self.manager, self.spec
-        return await manager.worker.call(
-            manager.store.add_approval,
+        runtime, spec = self.runtime, self.spec
+        return await runtime.worker.call(
+            runtime.store.add_approval,
             spec.session_id,
             spec.run_id,
             call.id,
@@ -749,17 +737,17 @@ class AgentRun:
         )
 
     async def _ask(self, call: ToolCall, tool: Tool, proposal: Proposal) -> Decision:
-        manager = self.manager
-        store, worker = manager.store, manager.worker
+        runtime = self.runtime
+        store, worker = runtime.store, runtime.worker
         approval = await self._record_approval(call, tool, proposal, "pending")
-        waiting = manager.approvals.wait(approval["id"])
+        waiting = runtime.approvals.wait(approval["id"])
         # A decision can land between the insert and the wait; the row has it then.
         current = await worker.call(store.get_approval, approval["id"])
         if current["status"] != "pending":
             return _stored_decision(current)
-        manager.worker.submit(store.set_tool_call_status, call.id, "pending_approval")
+        runtime.worker.submit(store.set_tool_call_status, call.id, "pending_approval")
         self.emit({"type": "approval_requested", "approval": approval})
-        manager.agent_audit.record(
+        runtime.agent_audit.record(
             "approval.requested",
             user=self.spec.user,
             session=self.spec.session_id,
@@ -783,13 +771,13 @@ class AgentRun:
             raise
 
     async def _subagent(self, parent_call_id: str, agent_name: str, task: str) -> ToolResult:
-        manager = self.manager
-        agent = manager.agents.get(agent_name)
+        runtime = self.runtime
+        agent = runtime.agents.get(agent_name)
         if not agent.subagent:
             return ToolResult(f"{agent_name!r} is not a sub-agent.", is_error=True)
-        provider = await manager.provider(self.spec.provider_id)
+        provider = await runtime.provider(self.spec.provider_id)
         history = [Message("user", task)]
-        system = system_prompt(agent, workspace=manager.workspace_name, memory=None)
+        system = system_prompt(agent, workspace=runtime.settings.workspace_name, memory=None)
         try:
             reason = await self.loop(
                 provider,
@@ -797,8 +785,8 @@ class AgentRun:
                 history,
                 agent,
                 # The administrator's steps per run bound a sub-agent's loop as well.
-                max_steps=manager.governance.step_cap(
-                    agent.max_steps or manager.subagent_max_steps
+                max_steps=runtime.governance.step_cap(
+                    agent.max_steps or runtime.settings.subagent_max_steps
                 )[0],
                 parent_call_id=parent_call_id,
             )

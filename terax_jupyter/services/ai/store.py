@@ -808,14 +808,6 @@ class AiStore:
                 (session_id, path, etag),
             )
 
-    def read_etag(self, session_id: str, path: str) -> str | None:
-        with self._connection() as db:
-            row = db.execute(
-                "SELECT etag FROM file_reads WHERE session_id = ? AND path = ?",
-                (session_id, path),
-            ).fetchone()
-        return None if row is None else str(row["etag"])
-
     def read_etags(self, session_id: str) -> dict[str, str]:
         """Every file the session read, with the etag it had (to load a ledger at once)."""
         with self._connection() as db:
@@ -823,10 +815,6 @@ class AiStore:
                 "SELECT path, etag FROM file_reads WHERE session_id = ?", (session_id,)
             ).fetchall()
         return {str(row["path"]): str(row["etag"]) for row in rows}
-
-    def read_ledger(self, session_id: str) -> StoredReadLedger:
-        """The session's ledger as a ``tools.base.ReadLedger``."""
-        return StoredReadLedger(self, session_id)
 
     # -- plumbing -------------------------------------------------------------------------
 
@@ -881,20 +869,6 @@ class AiStore:
 
     def _redact_data(self, value: Any) -> Any:
         return self._redactor.redact_data(value) if self._redactor is not None else value
-
-
-class StoredReadLedger:
-    """``ReadLedger`` over the store, so read-before-edit survives a server restart."""
-
-    def __init__(self, store: AiStore, session_id: str) -> None:
-        self._store = store
-        self.session_id = session_id
-
-    def record(self, path: str, etag: str) -> None:
-        self._store.record_read(self.session_id, path, etag)
-
-    def etag(self, path: str) -> str | None:
-        return self._store.read_etag(self.session_id, path)
 
 
 # -- the file -------------------------------------------------------------------------------

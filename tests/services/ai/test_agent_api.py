@@ -532,6 +532,40 @@ async def test_plan_mode_queues_then_applies_what_the_user_keeps(
     assert "denied" in history
 
 
+async def test_what_the_user_says_on_a_plan_item_reaches_the_agent(
+    terax_api: Api, open_events: Any, model_stub: ModelStub, jp_root_dir: Path
+) -> None:
+    """A plan item applies through the same step as an approved call: the user's words on
+    it go to the model with the result, as they do for a call approved during a run."""
+    (jp_root_dir / "a.txt").write_text("old\n")
+    model_stub.script(
+        [
+            turns.tool_call("read_file", {"path": "a.txt"}),
+            turns.tool_call("edit", {"path": "a.txt", "old_string": "old", "new_string": "new"}),
+            turns.text("Planned."),
+            turns.text("Noted."),
+        ]
+    )
+    session_id = await new_session(terax_api, plan_mode=True)
+    events = await run(terax_api, open_events, session_id, "Plan it")
+    await events.until("finish")
+    [item] = (await terax_api(f"ai/sessions/{session_id}/plan"))["items"]
+    said = {"decision": "approve", "message": "keep the old name in a comment"}
+    result = await terax_api(
+        f"ai/sessions/{session_id}/plan",
+        method="POST",
+        body={"action": "apply", "decisions": {item["id"]: said}},
+    )
+    [outcome] = result["outcomes"]
+    assert outcome["status"] == "approved"
+    assert "The user said: keep the old name in a comment" in outcome["result"]
+    assert (jp_root_dir / "a.txt").read_text() == "new\n"
+    await terax_api(f"ai/sessions/{session_id}", method="PATCH", body={"plan_mode": False})
+    again = await run(terax_api, open_events, session_id, "What happened?")
+    await again.until("finish")
+    assert "keep the old name in a comment" in json.dumps(model_stub.requests[-1].body["messages"])
+
+
 async def test_a_discarded_plan_changes_nothing(
     terax_api: Api, open_events: Any, model_stub: ModelStub, jp_root_dir: Path
 ) -> None:

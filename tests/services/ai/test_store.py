@@ -362,14 +362,14 @@ def test_usage_adds_up(store: AiStore) -> None:
 def test_the_read_ledger_persists_across_restarts(db_path: str) -> None:
     with AiStore(db_path) as store:
         session = store.create_session()
-        ledger = store.read_ledger(session["id"])
-        assert ledger.etag("src/a.py") is None
-        ledger.record("src/a.py", "etag-1")
-        ledger.record("src/a.py", "etag-2")
+        assert store.read_etags(session["id"]) == {}
+        store.record_read(session["id"], "src/a.py", "etag-1")
+        store.record_read(session["id"], "src/a.py", "etag-2")
+        store.record_read(session["id"], "src/b.py", "etag-b")
         other = store.create_session()
-        assert store.read_etag(other["id"], "src/a.py") is None
+        assert store.read_etags(other["id"]) == {}
     with AiStore(db_path) as store:
-        assert store.read_ledger(session["id"]).etag("src/a.py") == "etag-2"
+        assert store.read_etags(session["id"]) == {"src/a.py": "etag-2", "src/b.py": "etag-b"}
 
 
 def test_delete_cascades_to_everything(store: AiStore, db_path: str) -> None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from tornado.httpclient import HTTPClientError
 
-from terax_jupyter.pytest_plugin import BASE_URLS, error_of
+from terax_jupyter.pytest_plugin import error_of
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -22,12 +22,9 @@ if TYPE_CHECKING:
 
     Api = Callable[..., Awaitable[Any]]
 
+pytestmark = pytest.mark.every_base_url
+
 NO_RIPGREP = "/nonexistent/bin/rg"
-
-
-@pytest.fixture(params=BASE_URLS)
-def jp_base_url(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 async def failure(api: Api, path: str, **kwargs: Any) -> tuple[int, dict[str, Any]]:

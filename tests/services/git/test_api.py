@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from tornado.httpclient import HTTPClientError
 
-from terax_jupyter.pytest_plugin import BASE_URLS, error_of
+from terax_jupyter.pytest_plugin import error_of
 
 from .conftest import TEN_LINES, commit_all, diff_body, git, init_repo, write
 
@@ -18,10 +18,7 @@ if TYPE_CHECKING:
 
     Api = Callable[..., Awaitable[Any]]
 
-
-@pytest.fixture(params=BASE_URLS)
-def jp_base_url(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+pytestmark = pytest.mark.every_base_url
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from terax_jupyter import __version__
-from terax_jupyter.pytest_plugin import BASE_URLS
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -16,10 +15,7 @@ if TYPE_CHECKING:
 
     Api = Callable[..., Awaitable[Any]]
 
-
-@pytest.fixture(params=BASE_URLS)
-def jp_base_url(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+pytestmark = pytest.mark.every_base_url
 
 
 @pytest.fixture

@@ -14,9 +14,8 @@ import pytest
 from tornado.httpclient import HTTPClientError
 
 from terax_jupyter.base import SETTINGS_KEY
-from terax_jupyter.pytest_plugin import BASE_URLS, error_of
-from tests.services.pty.conftest import SHELL_ENVIRONMENT
-from tests.services.pty.helpers import wait_for, write_rc_files
+from terax_jupyter.pytest_plugin import error_of
+from tests.services.pty.helpers import wait_for
 
 from .conftest import free_port
 
@@ -29,24 +28,14 @@ if TYPE_CHECKING:
 
     Api = Callable[..., Awaitable[Any]]
 
+pytestmark = [pytest.mark.every_base_url, pytest.mark.usefixtures("server_shell_home")]
+
 PYTHON = shlex.quote(sys.executable)
 # Listens on a port and says nothing about it.
 QUIET_SERVER = (
     "import socket, sys, time; s = socket.socket(); s.bind(('127.0.0.1', int(sys.argv[1]))); "
     "s.listen(); print('ready'); time.sleep(60)"
 )
-
-
-@pytest.fixture(params=BASE_URLS)
-def jp_base_url(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture(autouse=True)
-def _shell_home(jp_home_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    write_rc_files(jp_home_dir)
-    for name in SHELL_ENVIRONMENT:
-        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture

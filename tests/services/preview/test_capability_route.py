@@ -16,7 +16,7 @@ from jupyter_server.auth.authorizer import Authorizer
 from tornado.httpclient import HTTPClientError, HTTPRequest
 from tornado.websocket import websocket_connect
 
-from terax_jupyter.pytest_plugin import BASE_URLS, error_of
+from terax_jupyter.pytest_plugin import error_of
 from terax_jupyter.services.preview.headers import SANDBOX
 
 if TYPE_CHECKING:
@@ -26,12 +26,9 @@ if TYPE_CHECKING:
 
     Fetch = Callable[..., Awaitable[Any]]
 
+pytestmark = pytest.mark.every_base_url
+
 SANDBOXED = {"Origin": "null", "Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "cors"}
-
-
-@pytest.fixture(params=BASE_URLS)
-def jp_base_url(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 def sandboxed(policies: list[str]) -> bool:

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from jupyterhub.singleuser.extension import JupyterHubSingleUser
 
-from terax_jupyter.pytest_plugin import BASE_URLS
 from terax_jupyter.services.preview.headers import SANDBOX
 
 if TYPE_CHECKING:
@@ -27,14 +26,11 @@ if TYPE_CHECKING:
 
     Fetch = Callable[..., Awaitable[Any]]
 
+pytestmark = pytest.mark.every_base_url
+
 # What jupyterhub-singleuser 6.1.1 sets (mixins.py, with the hub's report URI).
 HUB_POLICY = "frame-ancestors 'none';report-uri /hub/security/csp-report"
 PORTAL = "https://portal.example"
-
-
-@pytest.fixture(params=BASE_URLS)
-def jp_base_url(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 @pytest.fixture

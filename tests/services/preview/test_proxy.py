@@ -13,7 +13,7 @@ import pytest
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError
 from tornado.websocket import WebSocketClosedError
 
-from terax_jupyter.pytest_plugin import BASE_URLS, error_of
+from terax_jupyter.pytest_plugin import error_of
 from terax_jupyter.services.preview.headers import SANDBOX
 from terax_jupyter.services.preview.relay import ERROR_META
 
@@ -26,10 +26,7 @@ if TYPE_CHECKING:
 
     Fetch = Callable[..., Awaitable[Any]]
 
-
-@pytest.fixture(params=BASE_URLS)
-def jp_base_url(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+pytestmark = pytest.mark.every_base_url
 
 
 def prefix(base_url: str, port: int) -> str:

@@ -20,11 +20,10 @@ from jupyter_server.auth.authorizer import Authorizer
 from tornado.httpclient import HTTPClientError
 
 from terax_jupyter.base import SETTINGS_KEY
-from terax_jupyter.pytest_plugin import BASE_URLS, error_of
+from terax_jupyter.pytest_plugin import error_of
 from terax_jupyter.services.pty.session import SGR_RESET
 
-from .conftest import SHELL_ENVIRONMENT
-from .helpers import PRODUCER, alive, session_members, stalled, wait_for, write_rc_files
+from .helpers import PRODUCER, alive, session_members, stalled, wait_for
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -35,19 +34,9 @@ if TYPE_CHECKING:
 
     Api = Callable[..., Awaitable[Any]]
 
+pytestmark = [pytest.mark.every_base_url, pytest.mark.usefixtures("server_shell_home")]
+
 PYTHON = shlex.quote(sys.executable)
-
-
-@pytest.fixture(params=BASE_URLS)
-def jp_base_url(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture(autouse=True)
-def _shell_home(jp_home_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    write_rc_files(jp_home_dir)
-    for name in SHELL_ENVIRONMENT:
-        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture

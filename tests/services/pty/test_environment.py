@@ -8,28 +8,21 @@ import pytest
 
 from terax_jupyter.base import SETTINGS_KEY
 
-from .conftest import SHELL_ENVIRONMENT
-from .helpers import Recorder, wait_for, write_rc_files
+from .helpers import Recorder, wait_for
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
-    from pathlib import Path
 
     from terax_jupyter.services.pty.manager import PtyManager
 
     Api = Callable[..., Awaitable[Any]]
 
+pytestmark = pytest.mark.usefixtures("server_shell_home")
+
 OPENAI_VALUE = "sk-server-openai-31415926535897"
 CORP_VALUE = "corp-admin-key-27182818284590"
 CONFIG_VALUE = "cfg-admin-key-16180339887498"
 HUB_TOKEN = "hub-token-of-this-user-0123456789"
-
-
-@pytest.fixture(autouse=True)
-def _shell_home(jp_home_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    write_rc_files(jp_home_dir)
-    for name in SHELL_ENVIRONMENT:
-        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture

@@ -25,14 +25,13 @@ from terax_jupyter.services.pty.session import (
 )
 from terax_jupyter.services.pty.stream import PtyStreamWebSocket
 
-from .conftest import SHELL_ENVIRONMENT
-from .helpers import Recorder, at_prompt, wait_for, write_rc_files
+from .helpers import Recorder, at_prompt, wait_for
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from terax_jupyter.services.pty.manager import PtyManager
     from terax_jupyter.services.pty.session import PtySession
+
+pytestmark = pytest.mark.usefixtures("server_shell_home")
 
 MIB = 1024 * 1024
 QUERIES = (
@@ -45,13 +44,6 @@ QUERIES = (
     b"\x1b]10;?\x07",
     b"\x1b[5n",
 )
-
-
-@pytest.fixture(autouse=True)
-def _shell_home(jp_home_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    write_rc_files(jp_home_dir)
-    for name in SHELL_ENVIRONMENT:
-        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture

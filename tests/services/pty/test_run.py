@@ -13,8 +13,7 @@ import pytest
 
 from terax_jupyter.exceptions import Conflict, InvalidRequest
 
-from .conftest import SHELL_ENVIRONMENT
-from .helpers import SHELLS, at_prompt, write_rc_files
+from .helpers import SHELLS, at_prompt
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -22,17 +21,12 @@ if TYPE_CHECKING:
     from terax_jupyter.services.pty.manager import PtyManager
     from terax_jupyter.services.pty.session import PtySession
 
+pytestmark = pytest.mark.usefixtures("server_shell_home")
+
 # Long enough that old behaviour (waiting out the timeout) fails the test with Timeout.
 TIMEOUT = 20.0
 # Each shell's wording of "this line does not parse".
 COMPLAINTS = {"bash": "syntax error", "zsh": "parse error", "fish": "Unexpected ')'"}
-
-
-@pytest.fixture(autouse=True)
-def _shell_home(jp_home_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    write_rc_files(jp_home_dir)
-    for name in SHELL_ENVIRONMENT:
-        monkeypatch.delenv(name, raising=False)
 
 
 async def started(manager: PtyManager, shell: str) -> PtySession:

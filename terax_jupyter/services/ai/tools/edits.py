@@ -431,6 +431,3 @@ async def _refuse_existing(context: ToolContext, path: str) -> None:
         return
     what = "folder" if info["type"] == "directory" else info["type"]
     raise AlreadyExists(f"{shown(info['path'])} already exists (a {what}).")
-
-
-TOOLS: tuple[type[Tool], ...] = (WriteFile, Edit, MultiEdit, CreateDirectory)

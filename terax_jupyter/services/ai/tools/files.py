@@ -367,6 +367,3 @@ class Glob(Tool):
             for_model(context, text),
             data={"count": len(paths), "truncated": bool(found["truncated"])},
         )
-
-
-TOOLS: tuple[type[Tool], ...] = (ReadFile, ListDirectory, Grep, Glob)

@@ -160,6 +160,3 @@ def _refuse_hidden(text: str, name: str, *, allowed: str) -> None:
                 f"The {name} contains an invisible or bidirectional character (U+{code:04X}).",
                 reason="control_character",
             )
-
-
-TOOLS: tuple[type[Tool], ...] = (TodoWrite, SuggestCommand)

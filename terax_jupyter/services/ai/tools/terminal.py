@@ -119,6 +119,3 @@ def _tail(text: str) -> str:
     return f"[... {len(lines) - MAX_LINES} earlier lines not shown]\n" + "\n".join(
         lines[-MAX_LINES:]
     )
-
-
-TOOLS: tuple[type[Tool], ...] = (GetTerminalOutput,)
