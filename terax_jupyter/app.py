@@ -6,6 +6,8 @@ import errno
 import os
 import socket
 import sys
+from functools import partial
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from jupyter_core.paths import jupyter_data_dir, jupyter_runtime_dir
@@ -25,43 +27,16 @@ from terax_jupyter.base import (
 from terax_jupyter.context import TeraxContext
 from terax_jupyter.security import SecurityLayer
 from terax_jupyter.security.policy import Policy, load_policy
-from terax_jupyter.services.ai import handlers as ai_handlers
-from terax_jupyter.services.ai import settings_handlers as ai_settings_handlers
-from terax_jupyter.services.browser import handlers as browser_handlers
-from terax_jupyter.services.fs import handlers as fs_handlers
-from terax_jupyter.services.fs.grep import GrepSearch
-from terax_jupyter.services.fs.manager import FileManager
-from terax_jupyter.services.fs.search import FileSearch
-from terax_jupyter.services.fs.watch import WatchService
-from terax_jupyter.services.git import handlers as git_handlers
-from terax_jupyter.services.git import history_handlers as git_history_handlers
-from terax_jupyter.services.git.manager import GitManager
-from terax_jupyter.services.meta import handlers as meta_handlers
-from terax_jupyter.services.preview import handlers as preview_handlers
-from terax_jupyter.services.preview.manager import PreviewManager
-from terax_jupyter.services.pty import handlers as pty_handlers
-from terax_jupyter.services.pty.manager import PtyManager
-from terax_jupyter.services.secrets import handlers as secrets_handlers
-from terax_jupyter.services.secrets.manager import SecretsManager
-from terax_jupyter.services.workspace import handlers as workspace_handlers
+from terax_jupyter.services import registry
+from terax_jupyter.services.area import Setup
+from terax_jupyter.services.preview.detect import ServerDetector
+from terax_jupyter.services.registry import ManagerClass
 
 if TYPE_CHECKING:
-    from terax_jupyter.services.ai.manager import AiManager
-    from terax_jupyter.services.browser.manager import BrowserManager
+    from terax_jupyter.services.area import Area
 
-HANDLER_MODULES = (
-    fs_handlers,
-    pty_handlers,
-    git_handlers,
-    git_history_handlers,
-    workspace_handlers,
-    secrets_handlers,
-    ai_handlers,
-    ai_settings_handlers,
-    browser_handlers,
-    preview_handlers,
-    meta_handlers,
-)
+# Every area's handler modules, in routing order (services/<area>/__init__.py names them).
+HANDLER_MODULES = registry.handler_modules()
 
 _flags: dict[str, Any] = {
     "read-only": ({"TeraxApp": {"read_only": True}}, "Refuse every write through Terax."),
@@ -143,6 +118,16 @@ jupyter terax mcp                   # Terax's tools for another agent (MCP over 
         help="WebSockets (terminal views, file watches, agent panels, preview relays) one user "
         "may have open at once; more are refused with 503 too_many_connections (0: no limit).",
     ).tag(config=True)
+    # The managers, each the area's own class unless an administrator names a subclass (as
+    # jupyter_server's contents_manager_class). The agent's and the browser's are read, and
+    # imported, on the first use of their area.
+    fs_manager_class = ManagerClass("fs")
+    pty_manager_class = ManagerClass("pty")
+    git_manager_class = ManagerClass("git")
+    secrets_manager_class = ManagerClass("secrets")
+    ai_manager_class = ManagerClass("ai")
+    browser_manager_class = ManagerClass("browser")
+    preview_manager_class = ManagerClass("preview")
     data_dir = Unicode(
         help=(
             "Where Terax keeps its state (audit, user roots, keys when there is no OS "
@@ -152,6 +137,7 @@ jupyter terax mcp                   # Terax's tools for another agent (MCP over 
 
     def initialize_settings(self) -> None:
         assert self.serverapp is not None
+        self._refuse_wrong_manager_classes()
         state_dir = self.data_dir or os.path.join(jupyter_data_dir(), "terax")
         policy = self._load_policy()
         read_only = policy.read_only if policy.read_only is not None else self.read_only
@@ -173,70 +159,53 @@ jupyter terax mcp                   # Terax's tools for another agent (MCP over 
             extra_hard_link_stores=self.extra_hard_link_stores,
             policy=policy,
         )
-        search = FileSearch(security, parent=self)
-        watch = WatchService(security, parent=self)
-        files = FileManager(security, parent=self)
-        # Changes made through Terax, and changes a watch sees, make the file index stale.
-        for source in (watch, files):
-            source.listeners.append(lambda kind, path: search.invalidate(os.path.dirname(path)))
-        grep = GrepSearch(security, parent=self)
-        pty = PtyManager(security, state_dir, parent=self)
-        serverapp = self.serverapp
-        preview = PreviewManager(
-            pty,
-            base_url=serverapp.base_url,
-            own_ports=lambda: {serverapp.port},
-            state_dir=state_dir,
-            parent=self,
-        )
-        preview.policy = policy
-        # Terminals offer only the servers the preview proxy would open.
-        pty.server_ports = preview.offers
-        secrets = SecretsManager(security, state_dir, parent=self)
+        parts = SimpleNamespace(security=security)
+        for area in registry.managed_areas(later=False):
+            vars(parts).update(area.make(self._setup(area, state_dir), parts))
+        # Between areas. Terminals offer only the servers the preview proxy would open (the
+        # preview's detector is passed in: terminals do not import the preview).
+        parts.pty.server_watch = partial(ServerDetector, accept=parts.preview.offers)
         # Terminals do not inherit the provider keys of the server's environment.
-        pty.environment_filter = secrets.without_server_keys
+        parts.pty.environment_filter = parts.secrets.without_server_keys
         self.context = TeraxContext(
-            security=security,
-            files=files,
-            search=search,
-            grep=grep,
-            watch=watch,
-            pty=pty,
-            git=GitManager(security, state_dir, parent=self),
-            secrets=secrets,
-            preview=preview,
-            build_ai=lambda context: self._build_ai(context, state_dir),
-            build_browser=lambda context: self._build_browser(context, state_dir),
+            **vars(parts),
+            builders={
+                area.name: partial(self._build_later, area, state_dir)
+                for area in registry.managed_areas(later=True)
+            },
         )
         self.settings[SETTINGS_KEY] = self.context
         self.settings[CONNECTIONS_KEY] = ConnectionSlots(self.max_websockets_per_user)
         # An agent run goes on after its request finished: while one lasts, the server is in
         # use for JupyterHub's idle culler (terminal traffic is marked in pty/stream.py).
+        serverapp = self.serverapp
         self._busy_activity = activity.mark_while_busy(
             lambda: getattr(serverapp.web_app, "settings", None), self._agent_running
         )
 
-    def _build_ai(self, context: TeraxContext, state_dir: str) -> AiManager:
-        from terax_jupyter.services.ai.manager import AiManager
+    def _refuse_wrong_manager_classes(self) -> None:
+        """A manager class traitlets refused when the configuration was read stops Terax here.
 
-        return AiManager(
-            context.security,
-            state_dir,
-            files=context.files,
-            search=context.search,
-            grep=context.grep,
-            pty=context.pty,
-            secrets=context.secrets,
-            browser_source=lambda: context.browser,
-            parent=self,
-        )
+        jupyter_server logs that refusal and goes on to load the extension with the default
+        class: an administrator's swap (a hub's own manager) would be undone in silence.
+        """
+        assert self.serverapp is not None
+        # (A refused value is in the server's configuration, not in this app's.)
+        for config in (self.serverapp.config, self.config):
+            configured = config.get(type(self).__name__, {})
+            for name, trait in self.traits().items():
+                if isinstance(trait, ManagerClass) and name in configured:
+                    setattr(self, name, configured[name])  # TraitError, said in one line
 
-    def _build_browser(self, context: TeraxContext, state_dir: str) -> BrowserManager:
-        from terax_jupyter.services.browser.manager import BrowserManager
+    def _setup(self, area: Area, state_dir: str) -> Setup:
+        # The class is imported here: for the agent and the browser, on their first use.
+        trait = self.traits()[area.manager_trait]
+        assert isinstance(trait, ManagerClass)
+        manager_class = trait.resolve(self)
+        return Setup(manager_class, parent=self, state_dir=state_dir, serverapp=self.serverapp)
 
-        browser = BrowserManager(state_dir, redactor=context.security.redactor, parent=self)
-        browser.policy = context.security.policy
-        return browser
+    def _build_later(self, area: Area, state_dir: str, context: TeraxContext) -> Any:
+        return area.make(self._setup(area, state_dir), context)[area.name]
 
     def _agent_running(self) -> bool:
         ai = self.context.built("ai")

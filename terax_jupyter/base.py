@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import weakref
 from http.client import responses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from jupyter_core.utils import ensure_async
 from jupyter_server.auth.identity import IdentityProvider, PasswordIdentityProvider
@@ -18,6 +18,11 @@ from terax_jupyter.exceptions import InvalidRequest, TeraxError, Unavailable, ht
 
 if TYPE_CHECKING:
     from terax_jupyter.context import TeraxContext
+
+    # The mixins below are mixed into jupyter_server's handlers: a checker reads them as one.
+    _Handler = JupyterHandler
+else:
+    _Handler = object
 
 SETTINGS_KEY = "terax"
 # The tornado setting that holds the server's ConnectionSlots (set by app.py).
@@ -36,10 +41,10 @@ class TeraxMixin:
 
     @property
     def terax(self) -> TeraxContext:
-        return self.settings[SETTINGS_KEY]  # type: ignore[no-any-return]
+        return self.settings[SETTINGS_KEY]
 
 
-class JsonErrorsMixin(TeraxMixin):
+class JsonErrorsMixin(TeraxMixin, _Handler):
     """Errors as ``{"message", "reason"}`` with the status the error tree maps them to."""
 
     def send_error(self, status_code: int = 500, **kwargs: Any) -> None:
@@ -86,7 +91,7 @@ class JsonErrorsMixin(TeraxMixin):
         self.finish(json.dumps(reply))
 
 
-class TeraxAPIHandler(JsonErrorsMixin, APIHandler):  # type: ignore[misc]
+class TeraxAPIHandler(JsonErrorsMixin, APIHandler):
     """Base of every REST handler: JSON in, JSON out, errors as ``{"message", "reason"}``."""
 
     auth_resource = "terax"
@@ -114,8 +119,15 @@ class TeraxAPIHandler(JsonErrorsMixin, APIHandler):  # type: ignore[misc]
             raise InvalidRequest("The request body must be a JSON object.", reason="invalid_json")
         return body
 
-    def string_argument(self, name: str, default: str | None = _MISSING) -> str:
-        """A query parameter exactly as sent.
+    @overload
+    def string_argument(self, name: str) -> str: ...
+    @overload
+    def string_argument(self, name: str, default: str) -> str: ...
+    @overload
+    def string_argument(self, name: str, default: None) -> str | None: ...
+
+    def string_argument(self, name: str, default: str | None = _MISSING) -> str | None:
+        """A query parameter exactly as sent (``default`` when absent; required without one).
 
         Not ``get_query_argument``: it strips spaces (a search for " x" is not one for "x")
         and turns control characters into spaces, hiding them from the path checks.
@@ -126,7 +138,7 @@ class TeraxAPIHandler(JsonErrorsMixin, APIHandler):  # type: ignore[misc]
                 raise InvalidRequest(
                     f"The query parameter '{name}' is required.", reason="missing_parameter"
                 )
-            return default  # type: ignore[return-value]
+            return default
         try:
             return values[-1].decode("utf-8")
         except UnicodeDecodeError:
@@ -197,9 +209,7 @@ class ConnectionSlots:
         return self._open.get(user, 0)
 
 
-class TeraxWebSocketHandler(  # type: ignore[misc]
-    JsonErrorsMixin, WebSocketMixin, WebSocketHandler, JupyterHandler
-):
+class TeraxWebSocketHandler(JsonErrorsMixin, WebSocketMixin, WebSocketHandler, JupyterHandler):
     """Base of every WebSocket: authenticated, origin-checked, ``execute`` on its resource,
     and one of the user's connection slots (``TeraxApp.max_websockets_per_user``)."""
 
@@ -253,7 +263,7 @@ class TeraxWebSocketHandler(  # type: ignore[misc]
         slots = self.settings.get(CONNECTIONS_KEY)
         if slots is None:
             slots = self.settings[CONNECTIONS_KEY] = ConnectionSlots(DEFAULT_WEBSOCKETS_PER_USER)
-        return slots  # type: ignore[no-any-return]
+        return slots
 
     def _release_slot(self) -> None:
         if self._slot is not None:
@@ -301,7 +311,7 @@ def parse_bool(value: Any, name: str) -> bool:
 
 def _terax_error(exc_info: Any) -> TeraxError | None:
     if exc_info and isinstance(exc_info[1], TeraxError):
-        return exc_info[1]  # type: ignore[no-any-return]
+        return exc_info[1]
     return None
 
 

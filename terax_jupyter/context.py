@@ -1,7 +1,8 @@
 """The objects one server shares between its handlers: security layer and managers.
 
-The agent and the headless browser are built on first use (``build_ai``, ``build_browser``):
-their modules and state stay out of an idle server, which a hub runs by the hundred.
+The agent and the headless browser are built on first use (``builders``, from their areas'
+factories in ``services/<area>/__init__.py``): their modules and state stay out of an idle
+server, which a hub runs by the hundred.
 """
 
 from __future__ import annotations
@@ -36,27 +37,29 @@ class TeraxContext:
     git: GitManager
     secrets: SecretsManager
     preview: PreviewManager
-    build_ai: Callable[[TeraxContext], AiManager]
-    build_browser: Callable[[TeraxContext], BrowserManager]
+    # Area name ("ai", "browser") -> its manager, built from this context on first use.
+    builders: dict[str, Callable[[TeraxContext], Any]]
     _built: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def ai(self) -> AiManager:
-        return self._area("ai", self.build_ai)
+        ai: AiManager = self._area("ai")
+        return ai
 
     @property
     def browser(self) -> BrowserManager:
-        return self._area("browser", self.build_browser)
+        browser: BrowserManager = self._area("browser")
+        return browser
 
     def built(self, area: str) -> Any | None:
         """The manager of ``area`` if something has used it, else None (nothing is built)."""
         return self._built.get(area)
 
-    def _area(self, area: str, build: Callable[[TeraxContext], Any]) -> Any:
+    def _area(self, area: str) -> Any:
         # Handlers run on the server's one event loop, so two first uses cannot race.
         manager = self._built.get(area)
         if manager is None:
-            manager = self._built[area] = build(self)
+            manager = self._built[area] = self.builders[area](self)
         return manager
 
     def on_roots_changed(self) -> None:

@@ -231,7 +231,7 @@ HTTP_STATUS: dict[type[TeraxError], int] = {
 def http_status_for(error: TeraxError) -> int:
     """The HTTP status of an error: the nearest class along its MRO that has an entry."""
     for cls in type(error).__mro__:
-        status = HTTP_STATUS.get(cls)  # type: ignore[call-overload]
+        status = HTTP_STATUS.get(cls)
         if status is not None:
             return status
     return 500

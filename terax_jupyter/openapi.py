@@ -7,29 +7,10 @@ from typing import Any
 
 from terax_jupyter._version import __version__
 from terax_jupyter.apispec import ERRORS
-from terax_jupyter.services.ai import openapi as ai_openapi
-from terax_jupyter.services.browser import openapi as browser_openapi
-from terax_jupyter.services.fs import openapi as fs_openapi
-from terax_jupyter.services.git import history_openapi as git_history_openapi
-from terax_jupyter.services.git import openapi as git_openapi
-from terax_jupyter.services.meta import openapi as meta_openapi
-from terax_jupyter.services.preview import openapi as preview_openapi
-from terax_jupyter.services.pty import openapi as pty_openapi
-from terax_jupyter.services.secrets import openapi as secrets_openapi
-from terax_jupyter.services.workspace import openapi as workspace_openapi
+from terax_jupyter.services import registry
 
-FRAGMENTS = (
-    fs_openapi,
-    pty_openapi,
-    git_openapi,
-    git_history_openapi,
-    workspace_openapi,
-    secrets_openapi,
-    ai_openapi,
-    browser_openapi,
-    preview_openapi,
-    meta_openapi,
-)
+# Each area's, in the registry's order (services/<area>/__init__.py names them).
+FRAGMENTS = registry.openapi_fragments()
 
 ERROR_SCHEMA = {
     "type": "object",

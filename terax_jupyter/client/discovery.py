@@ -176,6 +176,7 @@ def candidates(
     environment, the current folder, the runtime entries and the pid of the process that
     started this one (a kernel's server), if any."""
     running = list(running)
+    chosen: str | None
     explicit_url = url or environ.get("TERAX_URL") or ""
     explicit_token = token or environ.get("TERAX_TOKEN") or ""
     if explicit_url:

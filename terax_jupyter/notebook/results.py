@@ -188,6 +188,7 @@ class RunFold:
         return run_id is None or self.run_id is None or run_id == self.run_id
 
     def apply(self, event: dict[str, Any]) -> None:
+        record: ApprovalRecord | None
         kind = event.get("type")
         sub = event.get("parent_call_id")
         if kind == "run_started" and self.run_id is None:

@@ -52,7 +52,7 @@ def _widget_class() -> type:
         ) from error
     script, css = _module()
 
-    class TerminalWidget(anywidget.AnyWidget):  # type: ignore[misc]
+    class TerminalWidget(anywidget.AnyWidget):
         _esm = script
         _css = css
         session_id = traitlets.Unicode().tag(sync=True)

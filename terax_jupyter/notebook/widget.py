@@ -49,7 +49,7 @@ def _widget_class() -> type:
     import anywidget
     import traitlets
 
-    class AgentWidget(anywidget.AnyWidget):  # type: ignore[misc]
+    class AgentWidget(anywidget.AnyWidget):
         _esm = STATIC / "agent.js"
         _css = STATIC / "agent.css"
         state = traitlets.Dict().tag(sync=True)

@@ -1,17 +1,21 @@
 """The server's own SQLite stores (AI sessions, browser replays): created 0600 before SQLite
-opens them, WAL, zeroed deletions, schema migrations in one transaction, and one way of saying
-a store cannot be used."""
+opens them, WAL, zeroed deletions, schema migrations in one transaction, one way of saying
+a store cannot be used, and ``PrivateDatabase``, the plumbing every such store shares."""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
-from typing import TYPE_CHECKING
+import threading
+from typing import TYPE_CHECKING, ClassVar
 
-from terax_jupyter.exceptions import Unavailable
+from terax_jupyter.exceptions import TeraxError, Unavailable
 from terax_jupyter.security.storage import create_private_store
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterator, Sequence
+
+    from typing_extensions import Self
 
     # Takes a database at user_version n to n + 1.
     Migration = Callable[[sqlite3.Connection], None]
@@ -22,7 +26,7 @@ BUSY_TIMEOUT_MS = 5000
 def open_private_database(
     path: str,
     what: str,
-    migrate: Callable[[sqlite3.Connection], None],
+    migrate: Callable[[sqlite3.Connection], object],
     *,
     foreign_keys: bool = False,
 ) -> tuple[sqlite3.Connection, str]:
@@ -103,3 +107,70 @@ def migrate_schema(db: sqlite3.Connection, migrations: Sequence[Migration], what
         db.execute("ROLLBACK")
         raise
     return found
+
+
+class PrivateDatabase:
+    """A store over one private SQLite file: opened (``open_private_database``) and migrated
+    at construction, used under one lock through ``_connection`` and ``_transaction``, closed
+    once. ``what`` names the store in its errors; ``_refusal`` says what a failed statement
+    becomes (by default: the store is unavailable, with what to do)."""
+
+    what: ClassVar[str] = "The store"
+
+    def __init__(
+        self,
+        path: str,
+        migrate: Callable[[sqlite3.Connection], object],
+        *,
+        foreign_keys: bool = False,
+    ) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None
+        self._db, self.journal_mode = open_private_database(
+            path, self.what, migrate, foreign_keys=foreign_keys
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _refusal(self, error: sqlite3.Error) -> TeraxError | None:
+        """The error a failed statement is raised as (None: as it is)."""
+        return database_unavailable(self.path, self.what, error)
+
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if self._db is None:
+                raise Unavailable(f"{self.what} is closed.", reason="store_closed")
+            try:
+                yield self._db
+            except sqlite3.Error as error:
+                refusal = self._refusal(error)
+                if refusal is None:
+                    raise
+                raise refusal from None
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._connection() as db:
+            # IMMEDIATE takes the write lock up front: a read-then-write transaction cannot
+            # fail half-way because another connection wrote in between.
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+                db.execute("COMMIT")
+            except BaseException:
+                # Some errors (a full disk) already rolled the transaction back.
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise

@@ -762,7 +762,7 @@ def _read_at(fd: int, length: int, offset: int) -> bytes:
     return b"".join(chunks)
 
 
-_PREAD = getattr(os, "pread", None)
+_PREAD: Callable[[int, int, int], bytes] | None = getattr(os, "pread", None)
 
 
 def _split_listed(relative: str) -> tuple[str, str]:

@@ -271,7 +271,7 @@ class CallableResolver(Resolver):
         result = self.function(host, port)
         if inspect.isawaitable(result):
             result = await result
-        return result  # type: ignore[return-value]
+        return result
 
 
 # --- policy ----------------------------------------------------------------------------------

@@ -5,8 +5,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from terax_jupyter.exceptions import InvalidPath
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 # Linux PATH_MAX and NAME_MAX; Windows long paths stay well inside both.
 MAX_PATH_BYTES = 4096
@@ -141,8 +145,8 @@ def matching_forms(path: str) -> list[str]:
     return forms
 
 
-def _join_segments(path: str, transform: object) -> str:
+def _join_segments(path: str, transform: Callable[[str], str]) -> str:
     absolute = path.startswith("/")
-    segments = [transform(s) for s in path.split("/") if s not in ("", ".")]  # type: ignore[operator]
+    segments = [transform(s) for s in path.split("/") if s not in ("", ".")]
     joined = "/".join(segments)
     return "/" + joined if absolute else joined

@@ -260,8 +260,8 @@ def merge(first: Policy, second: Policy) -> Policy:
     for name, value in second.features.items():
         features[name] = features.get(name, True) and value
     limits = dict(first.limits)
-    for name, value in second.limits.items():
-        limits[name] = min(limits.get(name, value), value)
+    for name, limit in second.limits.items():
+        limits[name] = min(limits.get(name, limit), limit)
     providers = first.providers
     if second.providers is not None:
         providers = (

@@ -216,10 +216,10 @@ class EncodedValues:
                 if run.end() - run.start() >= self._b64_min:
                     spans += self._find(run, self._pieces, _b64_normal, _b64_positions)
         if self._hex_start is not None:
-            for start in self._hex_start.finditer(text):
-                run = self._hex_run.match(text, start.start())
-                if run is not None:
-                    spans += self._find(run, self._hexes, _hex_normal, _hex_positions, 0)
+            for first in self._hex_start.finditer(text):
+                hex_run = self._hex_run.match(text, first.start())
+                if hex_run is not None:
+                    spans += self._find(hex_run, self._hexes, _hex_normal, _hex_positions, 0)
         if not spans:
             return text
         out, at = [], 0

@@ -263,7 +263,7 @@ def anthropic_events(turn: Turn, model: str) -> list[str]:
     """The server-sent events of ``turn`` as Messages stream events."""
     prompt, completion, cached = turn.usage
     events: list[tuple[str, dict[str, Any]]] = []
-    message = {
+    message: dict[str, Any] = {
         "id": f"msg_stub{next(_ids)}",
         "type": "message",
         "role": "assistant",

@@ -60,7 +60,7 @@ function openInTab(sessionId) {
 
 // What xterm.js answers when output asks it something (colours, modes, the cursor
 // position, device attributes): typed into the shell if it answers a replay. The same
-// pattern as the Lab pane's (labextension/src/common/reports.ts, unit-tested there).
+// pattern as the Lab pane's (labextension/src/common/terminal/reports.ts, unit-tested there).
 // eslint-disable-next-line no-control-regex
 const REPORTS = /^(?:\x1b\[[?>=]?[\d;]*\$?[Rcnyt]|\x1b\[\?\d*u|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1bP[^\x1b]*\x1b\\)+$/;
 // The view is as tall as what the terminal shows (at least this many rows), up to its size.

@@ -90,10 +90,14 @@ class AiManager(LoggingConfigurable):
         config=True
     )
     completion_provider = Unicode(
-        "", help="Provider of inline completions; empty: default_provider."
+        "",
+        help="Provider of inline completions; empty: the chat's (the newest session that names "
+        "a provider and model), else default_provider.",
     ).tag(config=True)
     completion_model = Unicode(
-        "", help="Model of inline completions (a small, fast one); empty: default_model."
+        "",
+        help="Model of inline completions (a small, fast one); empty: the chat's, else "
+        "default_model.",
     ).tag(config=True)
     completion_max_tokens = Int(128, help="Most tokens of one inline completion.").tag(config=True)
     connection_test_timeout = Float(

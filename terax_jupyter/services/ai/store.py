@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sqlite3
-import threading
 import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from terax_jupyter.exceptions import Conflict, InvalidRequest, NotFound, Unavailable
+from terax_jupyter.exceptions import Conflict, InvalidRequest, NotFound
 from terax_jupyter.security.database import (
+    PrivateDatabase,
     database_unavailable,
     migrate_schema,
-    open_private_database,
     run_script,
 )
 from terax_jupyter.services.ai.providers.base import Message, ToolCall
@@ -32,8 +30,9 @@ from terax_jupyter.services.ai.typed_values import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterable
 
+    from terax_jupyter.exceptions import TeraxError
     from terax_jupyter.security.redact import Redactor
 
 SCHEMA_VERSION = 2
@@ -186,7 +185,7 @@ def migrate(db: sqlite3.Connection) -> int:
     return migrate_schema(db, MIGRATIONS, "The AI session store")
 
 
-class AiStore:
+class AiStore(PrivateDatabase):
     """The AI layer's persistent state: one SQLite database in WAL mode, file mode 0600.
 
     One connection shared by threads behind a lock; every method is synchronous and meant
@@ -195,29 +194,14 @@ class AiStore:
     tool arguments and proposals are kept exactly, because applying a proposal replays them.
     """
 
+    what = "The AI session store"
+
     def __init__(self, path: str, *, redactor: Redactor | None = None) -> None:
-        self.path = path
         self._redactor = redactor
         # The typed inputs of open approvals (stored as placeholders), by approval id, until
         # the approval is decided: see ``typed_values``.
         self._typed_inputs: dict[str, dict[str, Any]] = {}
-        self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None
-        self._db, self.journal_mode = open_private_database(
-            path, "The AI session store", migrate, foreign_keys=True
-        )
-
-    def close(self) -> None:
-        with self._lock:
-            if self._db is not None:
-                self._db.close()
-                self._db = None
-
-    def __enter__(self) -> AiStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        super().__init__(path, migrate, foreign_keys=True)
 
     # -- sessions -------------------------------------------------------------------------
 
@@ -818,37 +802,17 @@ class AiStore:
 
     # -- plumbing -------------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def _connection(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            if self._db is None:
-                raise Unavailable("The AI session store is closed.", reason="store_closed")
-            try:
-                yield self._db
-            except sqlite3.IntegrityError as error:
-                # What the checks before each write did not catch: a reference to a message
-                # that does not exist, a value a CHECK constraint refuses.
-                raise InvalidRequest(
-                    f"The AI session store refused the change ({error}).",
-                    reason="constraint_failed",
-                ) from None
-            except sqlite3.OperationalError as error:
-                raise database_unavailable(self.path, "The AI session store", error) from None
-
-    @contextlib.contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._connection() as db:
-            # IMMEDIATE takes the write lock up front: a read-then-write transaction cannot
-            # fail half-way because another connection wrote in between.
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                yield db
-                db.execute("COMMIT")
-            except BaseException:
-                # Some errors (a full disk) already rolled the transaction back.
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
+    def _refusal(self, error: sqlite3.Error) -> TeraxError | None:
+        if isinstance(error, sqlite3.IntegrityError):
+            # What the checks before each write did not catch: a reference to a message that
+            # does not exist, a value a CHECK constraint refuses.
+            return InvalidRequest(
+                f"The AI session store refused the change ({error}).",
+                reason="constraint_failed",
+            )
+        if isinstance(error, sqlite3.OperationalError):
+            return database_unavailable(self.path, self.what, error)
+        return None
 
     def _require_session(
         self, db: sqlite3.Connection, session_id: str, run_id: str | None = None

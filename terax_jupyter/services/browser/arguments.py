@@ -17,7 +17,7 @@ MAX_WAIT_SECONDS = 60
 
 def element_target(values: dict[str, Any], *, reason: str) -> dict[str, str]:
     """``ref``, ``role`` and ``name`` as given (the tab checks that they name one element)."""
-    target = {key: values[key] for key in ("ref", "role", "name") if key in values}
+    target: dict[str, str] = {key: values[key] for key in ("ref", "role", "name") if key in values}
     if not all(isinstance(value, str) for value in target.values()):
         raise InvalidRequest("ref, role and name are text.", reason=reason)
     return target

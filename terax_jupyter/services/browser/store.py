@@ -6,7 +6,6 @@ manager calls them from a worker thread (``asyncio.to_thread``).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -20,9 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from terax_jupyter.exceptions import AlreadyExists, InvalidRequest, NotFound, Unavailable
 from terax_jupyter.security.database import (
-    database_unavailable,
+    PrivateDatabase,
     migrate_schema,
-    open_private_database,
     run_script,
 )
 from terax_jupyter.security.storage import (
@@ -35,7 +33,7 @@ from terax_jupyter.services.browser.policy import ReplayPolicy
 from terax_jupyter.services.browser.sanitize import StructureKey, action_targets
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Sequence
 
     from terax_jupyter.services.browser.sanitize import Sanitizer
 
@@ -154,7 +152,7 @@ class SavedWorkflow:
         }
 
 
-class ReplayStore:
+class ReplayStore(PrivateDatabase):
     """The cache of replayable flows and the saved workflows: SQLite in WAL mode, 0600.
 
     Page structures are stored as keyed hashes (``StructureKey``) under a private key kept
@@ -163,33 +161,19 @@ class ReplayStore:
     opens, with ``secure_delete`` so that the old text does not linger in free pages.
     """
 
+    what = "The browser replay store"
+
     def __init__(self, path: str, *, sanitizer: Sanitizer) -> None:
-        self.path = path
         self._sanitizer = sanitizer
-        self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None
-        self._db, self.journal_mode = open_private_database(
-            path, "The browser replay store", migrate
-        )
+        super().__init__(path, migrate)
         try:
             self.structure_key = load_structure_key(path + ".key")
+            assert self._db is not None  # open: the constructor above raised otherwise
             self._db.execute("PRAGMA secure_delete = ON")
             self._hash_clear_structures()
         except BaseException:
             self.close()
             raise
-
-    def close(self) -> None:
-        with self._lock:
-            if self._db is not None:
-                self._db.close()
-                self._db = None
-
-    def __enter__(self) -> ReplayStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # -- the cache -------------------------------------------------------------------------
 
@@ -406,27 +390,6 @@ class ReplayStore:
                 f"A {what} name must not contain control characters.", reason=f"invalid_{what}"
             )
         return self._sanitizer.text(value)
-
-    @contextlib.contextmanager
-    def _connection(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            if self._db is None:
-                raise Unavailable("The browser replay store is closed.", reason="store_closed")
-            try:
-                yield self._db
-            except sqlite3.Error as error:
-                raise database_unavailable(self.path, "The browser replay store", error) from None
-
-    @contextlib.contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._connection() as db:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                yield db
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
 
 
 class AuditRun:

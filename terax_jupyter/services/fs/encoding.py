@@ -41,6 +41,7 @@ def etag_for(data: bytes, mtime_ns: int) -> str:
 
 def decode(data: bytes) -> DecodedContent:
     """Decode file bytes as text when they are text, else base64."""
+    encoding: str | None
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             try:

@@ -110,7 +110,7 @@ def _candidates(needle: str, files: FileList) -> np.ndarray:
     closeness = ratio_from_lcs(len(needle), files.name_lengths[hits], common)
     key = (common == len(needle)) * 10_000 + closeness * 20 - files.lengths[hits]
     best = np.argpartition(-key, CANDIDATES)[:CANDIDATES]
-    return hits[best]  # type: ignore[no-any-return]
+    return hits[best]
 
 
 def _hits(needle: str, files: FileList) -> np.ndarray:
@@ -138,7 +138,7 @@ def ratio_from_lcs(width: int, lengths: np.ndarray, common: np.ndarray) -> np.nd
 
 def _cdist(needle: str, choices: np.ndarray, scorer: Any, cutoff: int | None = None) -> np.ndarray:
     scores = process.cdist([needle], choices, scorer=scorer, score_cutoff=cutoff, dtype=np.int32)
-    return scores[0]  # type: ignore[no-any-return]
+    return scores[0]
 
 
 def _object_array(strings: list[str]) -> np.ndarray:

@@ -27,7 +27,7 @@ from terax_jupyter.services.fs.encoding import decode
 from terax_jupyter.services.fs.ignore import PRUNED_DIRECTORIES, IgnoreRules
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncGenerator
 
     from terax_jupyter.security import CheckedPath, SecurityLayer
 
@@ -103,7 +103,7 @@ class GrepSearch(LoggingConfigurable):
     def engine(self) -> str:
         return "ripgrep" if ripgrep.find_ripgrep(self.ripgrep_path) else "python"
 
-    async def search(self, query: GrepQuery) -> AsyncIterator[dict[str, Any]]:
+    async def search(self, query: GrepQuery) -> AsyncGenerator[dict[str, Any], None]:
         """Yield ``{"type": "file", ...}`` per file with matches, then one ``summary``.
 
         Validation errors and a bad pattern raise before the first item.
@@ -149,7 +149,7 @@ class GrepSearch(LoggingConfigurable):
 
     async def _ripgrep(
         self, rg: str, top: CheckedPath, query: GrepQuery
-    ) -> AsyncIterator[_FileMatches]:
+    ) -> AsyncGenerator[_FileMatches, None]:
         events = ripgrep.grep(
             rg,
             top.path,
@@ -232,7 +232,9 @@ class GrepSearch(LoggingConfigurable):
             return checks.run(files)
         return await asyncio.to_thread(checks.run, files)
 
-    async def _python(self, top: CheckedPath, query: GrepQuery) -> AsyncIterator[_FileMatches]:
+    async def _python(
+        self, top: CheckedPath, query: GrepQuery
+    ) -> AsyncGenerator[_FileMatches, None]:
         expression = _compile(query)
         include = [_Glob(g) for g in query.include]
         exclude = [_Glob(g) for g in query.exclude]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import builtins
 import contextlib
 import os
 import stat
@@ -90,7 +91,7 @@ class FileManager(LoggingConfigurable):
         rows = await asyncio.to_thread(self._list_rows, checked, show_hidden)
         return {"path": self.guard.display(checked.path), "entries": rows}
 
-    def _list_rows(self, checked: CheckedPath, show_hidden: bool) -> list[dict[str, Any]]:
+    def _list_rows(self, checked: CheckedPath, show_hidden: bool) -> builtins.list[dict[str, Any]]:
         if not stat.S_ISDIR(fileio.stat_path(checked).st_mode):
             raise InvalidRequest(
                 f"{self.guard.display(checked.path)} is not a folder.", reason="not_a_directory"

@@ -15,7 +15,7 @@ from terax_jupyter.security.denylist import SEARCH_EXCLUDE_GLOBS
 from terax_jupyter.services.fs.ignore import PRUNED_DIRECTORIES
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncGenerator
 
 _STDOUT_LIMIT = 1 << 24  # longest single line asyncio will buffer (a 16 MiB JSON line)
 _READ_SIZE = 1 << 20
@@ -109,7 +109,7 @@ async def grep(
     include: list[str],
     exclude: list[str],
     max_filesize: int,
-) -> AsyncIterator[list[str]]:
+) -> AsyncGenerator[list[str], None]:
     """Yield rg's JSON lines (``begin``, ``match``, ``end``, ``summary``) in batches as they arrive.
 
     The lines are left unparsed: the caller parses only those it uses (see ``event_type``).

@@ -144,7 +144,7 @@ class FileSearch(LoggingConfigurable):
 
     async def close(self) -> None:
         """Stop index builds still running (server shutdown)."""
-        tasks = [t for t in self._builds.values() if not t.done()]
+        tasks: list[asyncio.Task[Any]] = [t for t in self._builds.values() if not t.done()]
         tasks += [
             i.refreshing for i in self._indexes.values() if i.refreshing and not i.refreshing.done()
         ]

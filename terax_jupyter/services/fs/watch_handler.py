@@ -146,7 +146,8 @@ class WatchWebSocket(TeraxWebSocketHandler):
             return
         size = len(text)
         self._unsent += size
-        future.add_done_callback(lambda f, n=size: self._sent(f, n))
+        # A lambda with a default argument is one mypy cannot infer a type for.
+        future.add_done_callback(lambda f, n=size: self._sent(f, n))  # type: ignore[misc]
 
     def _sent(self, future: asyncio.Future[Any], size: int) -> None:
         if not future.cancelled():

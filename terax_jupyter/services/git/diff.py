@@ -180,6 +180,7 @@ def parse_diff(raw: bytes) -> ParsedDiff:
             )
             parsed.hunks.append(hunk)
             continue
+        assert hunk is not None  # a line before the first hunk header was skipped above
         if line.startswith(b"\\"):
             if hunk.lines:
                 hunk.lines[-1].no_newline = True
@@ -259,7 +260,7 @@ async def read_diff(
     commit: str | None = None,
     old_file: str | None = None,
     max_bytes: int,
-    checked: Sequence[CheckedPath] = (),
+    checked: Sequence[tuple[str, CheckedPath]] = (),
 ) -> tuple[FileDiff, bytes]:
     """The parsed diff and the raw bytes it came from (for patches built from it).
 

@@ -110,7 +110,7 @@ def parse_log(data: bytes) -> list[LogEntry]:
     append = entries.append
     make = LogEntry._make
     for record in text.split("\0"):
-        fields = record.split("\x1f", 6)
+        fields: list[Any] = record.split("\x1f", 6)
         if len(fields) != 7:
             continue  # the empty record after the last NUL
         if fields[0][:1] == "\n":  # git separates -z records with a newline too

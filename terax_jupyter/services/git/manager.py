@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from traitlets import Bool, Float, Int, List, Unicode
 from traitlets.config import LoggingConfigurable
+from traitlets.log import get_logger
 
 from terax_jupyter.exceptions import (
     AccessDenied,
@@ -123,7 +124,8 @@ class GitManager(LoggingConfigurable):
             try:
                 folders.append(self.security.paths.check(folder, Access.READ).path)
             except (AccessDenied, NotFound, InvalidRequest) as error:
-                self.log.warning("Not trusting %s: %s", folder, error)
+                # The application's logger: ``log`` on this class is the history API.
+                get_logger().warning("Not trusting %s: %s", folder, error)
         return folders
 
     def _refuse_read_only(self) -> None:

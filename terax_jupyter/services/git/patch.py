@@ -11,7 +11,7 @@ numbers.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from terax_jupyter.exceptions import InvalidRequest
 
@@ -52,7 +52,7 @@ def parse_selection(value: Any) -> list[Selection]:
     return list(selections.values())
 
 
-def _is_index(value: Any) -> bool:
+def _is_index(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1_000_000
 
 

@@ -127,7 +127,7 @@ def preview_policy(ancestors: str) -> str:
 
 
 def _connection_listed(headers: HTTPHeaders) -> set[str]:
-    listed = set()
+    listed: set[str] = set()
     for value in headers.get_list("Connection"):
         listed.update(token.strip().lower() for token in value.split(","))
     return listed

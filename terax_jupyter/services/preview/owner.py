@@ -23,6 +23,7 @@ import os
 import socket
 import struct
 import sys
+from typing import Any
 
 import psutil
 
@@ -156,20 +157,22 @@ def _proc_address(family: int, text: str) -> str:
 
 
 def _psutil_uid(source: tuple[str, int], destination: tuple[str, int]) -> int | None:
+    # (connection, the pid of its process): a process's own list has no pid in its entries.
+    connections: list[tuple[Any, int | None]]
     try:
-        connections = psutil.net_connections(kind="tcp")
-    except (psutil.Error, OSError):
+        connections = [(each, each.pid) for each in psutil.net_connections(kind="tcp")]
+    except (psutil.Error, OSError):  # refused to a user (macOS): each own process's list
         connections = [
-            connection for process in _own_processes() for connection in _connections_of(process)
+            (each, process.pid) for process in _own_processes() for each in _connections_of(process)
         ]
-    for connection in connections:
+    for connection, pid in connections:
         if not connection.laddr or not connection.raddr:
             continue
         if _same_end(connection.laddr, source) and _same_end(connection.raddr, destination):
-            if connection.pid is None:
+            if pid is None:
                 return None
             with contextlib.suppress(psutil.Error):
-                return int(psutil.Process(connection.pid).uids().real)
+                return int(psutil.Process(pid).uids().real)
             return None
     return None
 

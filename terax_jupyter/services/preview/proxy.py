@@ -72,7 +72,7 @@ def _client() -> SimpleAsyncHTTPClient:
 
 
 @web.stream_request_body
-class ProxyHandler(ProxyMixin, JupyterHandler):  # type: ignore[misc]
+class ProxyHandler(ProxyMixin, JupyterHandler):
     """HTTP to a loopback port; a WebSocket upgrade is handed to ``ProxyWebSocket``."""
 
     auth_resource = AUTH_RESOURCE
@@ -91,7 +91,7 @@ class ProxyHandler(ProxyMixin, JupyterHandler):  # type: ignore[misc]
         # As for Jupyter's API: refuse, instead of redirecting a fetch to the login page.
         if not self.current_user:
             raise web.HTTPError(403, "Log in to Jupyter first.")
-        return super().get_login_url()  # type: ignore[no-any-return]
+        return super().get_login_url()
 
     def check_xsrf_cookie(self) -> None:
         """Nothing a cookie alone vouches for is proxied (``_entry``); a token cannot be sent
@@ -357,7 +357,8 @@ class ProxyHandler(ProxyMixin, JupyterHandler):  # type: ignore[misc]
         """Hand this request to a WebSocket handler (which checks its credential again)."""
         socket = handler(self.application, self.request)
         self._auto_finish = False  # the WebSocket handler answers this request now
-        await socket._execute(self._transforms, *self.path_args, **self.path_kwargs)
+        # tornado types these as the raw bytes it decodes; decoded already, they pass as is.
+        await socket._execute(self._transforms, *self.path_args, **self.path_kwargs)  # type: ignore[arg-type]
 
 
 def _names_prefix(location: str, prefix: str) -> bool:
@@ -376,7 +377,7 @@ class CapabilityProxyHandler(ProxyHandler):
 
     @allow_unauthenticated
     @capability_required
-    async def get(self, port: str, capability: str, path: str) -> None:  # type: ignore[override]
+    async def get(self, port: str, capability: str, path: str) -> None:
         if self.request.headers.get("Upgrade", "").lower() == "websocket":
             await self._upgrade(CapabilityProxyWebSocket)
         else:
@@ -384,32 +385,32 @@ class CapabilityProxyHandler(ProxyHandler):
 
     @allow_unauthenticated
     @capability_required
-    async def head(self, port: str, capability: str, path: str) -> None:  # type: ignore[override]
+    async def head(self, port: str, capability: str, path: str) -> None:
         await self._forward(port)
 
     @allow_unauthenticated
     @capability_required
-    async def post(self, port: str, capability: str, path: str) -> None:  # type: ignore[override]
+    async def post(self, port: str, capability: str, path: str) -> None:
         await self._forward(port)
 
     @allow_unauthenticated
     @capability_required
-    async def put(self, port: str, capability: str, path: str) -> None:  # type: ignore[override]
+    async def put(self, port: str, capability: str, path: str) -> None:
         await self._forward(port)
 
     @allow_unauthenticated
     @capability_required
-    async def patch(self, port: str, capability: str, path: str) -> None:  # type: ignore[override]
+    async def patch(self, port: str, capability: str, path: str) -> None:
         await self._forward(port)
 
     @allow_unauthenticated
     @capability_required
-    async def delete(self, port: str, capability: str, path: str) -> None:  # type: ignore[override]
+    async def delete(self, port: str, capability: str, path: str) -> None:
         await self._forward(port)
 
     @allow_unauthenticated
     @capability_required
-    async def options(self, port: str, capability: str, path: str) -> None:  # type: ignore[override]
+    async def options(self, port: str, capability: str, path: str) -> None:
         headers = self.request.headers
         if headers.get("Origin") == "null" and "Access-Control-Request-Method" in headers:
             # The sandboxed page's preflight, for a request that was same-origin before the

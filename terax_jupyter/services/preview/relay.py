@@ -90,17 +90,17 @@ class ProxyMixin(JsonErrorsMixin):
     capability: Capability | None = None
 
     def set_default_headers(self) -> None:
-        super().set_default_headers()  # type: ignore[misc]
+        super().set_default_headers()
         # Jupyter's own policy (a hub's frame-ancestors 'none') would blank the preview tab;
         # this one replaces it: framable by Lab's page only, and without Jupyter's origin.
-        self.set_header("Content-Security-Policy", preview_policy(self.frame_ancestors()))  # type: ignore[attr-defined]
-        self.clear_header("Access-Control-Allow-Origin")  # type: ignore[attr-defined]
+        self.set_header("Content-Security-Policy", preview_policy(self.frame_ancestors()))
+        self.clear_header("Access-Control-Allow-Origin")
 
     def frame_ancestors(self) -> str:
         """Who may frame a preview answer: Lab's page (this request's origin), and the exact
         origins the operator's policy lets frame Lab (``headers.frame_ancestors``)."""
         configured = ""
-        settings: dict[str, Any] = self.settings  # type: ignore[attr-defined]
+        settings: dict[str, Any] = self.settings
         for name, value in (settings.get("headers") or {}).items():
             if name.lower() == "content-security-policy" and isinstance(value, str):
                 configured = value
@@ -167,7 +167,7 @@ class ProxyMixin(JsonErrorsMixin):
     def upstream_headers(self, target: ProxyTarget, *, websocket: bool) -> httputil.HTTPHeaders:
         dropped = {"_xsrf"}
         with contextlib.suppress(Exception):
-            dropped.add(self.identity_provider.get_cookie_name(self))  # type: ignore[attr-defined]
+            dropped.add(self.identity_provider.get_cookie_name(self))
         headers = httputil.HTTPHeaders()
         for name, value in request_headers(
             self.request.headers,
@@ -199,14 +199,12 @@ class ProxyMixin(JsonErrorsMixin):
         self.record_navigation(
             status_code, {"status": status_code, "reason": reason, "message": message}
         )
-        self.set_header(  # type: ignore[attr-defined]
-            "Content-Security-Policy", f"{ERROR_PAGE_POLICY}; {self.frame_ancestors()}"
-        )
+        self.set_header("Content-Security-Policy", f"{ERROR_PAGE_POLICY}; {self.frame_ancestors()}")
         if not self.wants_html():
             super().write_error(status_code, **kwargs)
             return
         self.set_header("Content-Type", "text/html; charset=UTF-8")
-        self.finish(error_page(status_code, message, reason))  # type: ignore[attr-defined]
+        self.finish(error_page(status_code, message, reason))
 
     def _describe(self, status_code: int, exc_info: Any) -> tuple[str, str]:
         error = exc_info[1] if exc_info else None

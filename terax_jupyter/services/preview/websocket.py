@@ -124,7 +124,7 @@ class ProxyWebSocket(ProxyMixin, TeraxWebSocketHandler):
         super().open(*args, **kwargs)
         self._relay = asyncio.ensure_future(self._relay_upstream())
 
-    async def on_message(self, message: str | bytes) -> None:  # type: ignore[override]
+    async def on_message(self, message: str | bytes) -> None:
         upstream = self.upstream
         if upstream is None:
             return
@@ -191,7 +191,7 @@ class CapabilityProxyWebSocket(ProxyWebSocket):
     def check_origin(self, origin: str | None = None) -> bool:
         if origin is None or origin == "null":
             return True
-        return super().check_origin(origin)  # type: ignore[no-any-return]
+        return super().check_origin(origin)
 
     def get_login_url(self) -> str:
         raise web.HTTPError(403, "This preview address needs its capability.")

@@ -110,7 +110,7 @@ class PosixPty(PtyProcess):
         where there is none (before Linux 5.3), the exit is polled."""
         assert self._loop is not None
         try:
-            self._pidfd = os.pidfd_open(self.pid)  # type: ignore[attr-defined]
+            self._pidfd = os.pidfd_open(self.pid)
         except (AttributeError, OSError):
             self._loop.call_later(EXIT_POLL_SECONDS, self._poll_exited)
             return

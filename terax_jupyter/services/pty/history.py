@@ -131,7 +131,7 @@ class CommandHistory:
         if not text:
             return [{"command": c, "match": "recent"} for c in commands[:limit]]
         prefixed = [c for c in commands if c.startswith(text) and c != text][:limit]
-        results = [{"command": c, "match": "prefix"} for c in prefixed]
+        results: list[dict[str, Any]] = [{"command": c, "match": "prefix"} for c in prefixed]
         if len(results) < limit:
             from rapidfuzz import fuzz, process  # loaded on first use (memory of idle servers)
 

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from terax_jupyter.security import SecurityLayer
+    from terax_jupyter.services.pty.session import ServerWatchFactory
 
 MAX_NAME = 100
 # How long ``run`` waits for a shell that just started to show its first prompt.
@@ -104,8 +105,10 @@ class PtyManager(LoggingConfigurable):
         self._cull_task: asyncio.Task[None] | None = None
         self._reaping: set[asyncio.Future[Any]] = set()
         self._zdotdir: str | None = None
-        # Which ports of dev servers the sessions report (set by the web preview).
-        self.server_ports: Callable[[int], bool] | None = None
+        # How a session finds the dev servers it starts: the web preview's detector, which
+        # reports only the ports the preview would open (the app passes it in; without it,
+        # sessions look for none).
+        self.server_watch: ServerWatchFactory | None = None
         # The server's environment minus its provider keys (set by the app to the keys
         # service's, which knows the configured names; without it, the usual names go).
         self.environment_filter: Callable[[Mapping[str, str]], dict[str, str]] | None = None
@@ -170,7 +173,7 @@ class PtyManager(LoggingConfigurable):
             agent_idle_after=self.agent_idle_after,
             on_command=self.history.add,
             on_finished=self._forget,
-            server_ports=self.server_ports,
+            server_watch=self.server_watch,
         )
         self.sessions[session_id] = session
         session.start()

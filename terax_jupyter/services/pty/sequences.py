@@ -30,7 +30,7 @@ _OSC_BREAK = re.compile(rb"[\x07\x1b]")
 # terminal would answer again and the answer would reach the shell as typed input. xterm.js
 # also reads the C1 forms (U+009B CSI, U+009D OSC, U+0090 DCS, U+009C ST, UTF-8 encoded).
 # Forms it parses that this misses (C0 controls inside a sequence) are answered during the
-# replay, and the views drop those answers (``common/reports.ts``): this is the first wall.
+# replay, and the views drop those answers (``common/terminal/reports.ts``): this is the first wall.
 _CSI, _OSC, _DCS = rb"(?:\x1b\[|\xc2\x9b)", rb"(?:\x1b\]|\xc2\x9d)", rb"(?:\x1bP|\xc2\x90)"
 _ST = rb"(?:\x1b\\|\xc2\x9c)"
 _QUERY = re.compile(

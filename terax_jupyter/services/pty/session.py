@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote
 
 from terax_jupyter.exceptions import Conflict
-from terax_jupyter.services.preview.detect import ServerDetector
 from terax_jupyter.services.pty import text as terminal_text
 from terax_jupyter.services.pty.agents import AgentDetector
 from terax_jupyter.services.pty.blocks import BlockIndex
@@ -50,8 +49,45 @@ except ImportError:  # Windows: ConPTY has no termios
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import TypeAlias
 
     from terax_jupyter.services.pty.backend import PtyProcess
+
+
+class ServerWatch(Protocol):
+    """What a session tells the finder of the dev servers it starts (the web preview's
+    detector: the app passes its factory in, so terminals do not import the preview)."""
+
+    def feed(self, data: bytes) -> None: ...
+
+    def command_started(self) -> None: ...
+
+    def command_ended(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+if TYPE_CHECKING:
+    # ``factory(emit, pid)``: the ServerWatch of one session; ``emit`` gets its events.
+    ServerWatchFactory: TypeAlias = Callable[
+        [Callable[[dict[str, Any]], None], int | None], ServerWatch
+    ]
+
+
+class _NoServers:
+    """The ServerWatch of a session nobody asked to find servers for."""
+
+    def feed(self, data: bytes) -> None:
+        pass
+
+    def command_started(self) -> None:
+        pass
+
+    def command_ended(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
 
 
 class PtyClient(Protocol):
@@ -174,7 +210,7 @@ class PtySession:
         agent_idle_after: float = 3.0,
         on_command: Callable[[str], None] | None = None,
         on_finished: Callable[[PtySession], None] | None = None,
-        server_ports: Callable[[int], bool] | None = None,
+        server_watch: ServerWatchFactory | None = None,
     ) -> None:
         self.id = session_id
         self.name = name
@@ -200,7 +236,9 @@ class PtySession:
         self.blocks = BlockIndex()
         self.agent = AgentDetector(self._agent_event, agent_idle_after)
         # Dev servers it starts (printed URLs, listening ports), for the web preview.
-        self.servers = ServerDetector(self._server_event, process.pid, accept=server_ports)
+        self.servers: ServerWatch = (
+            server_watch(self._server_event, process.pid) if server_watch else _NoServers()
+        )
         self._on_command = on_command
         self._on_finished = on_finished
         self._exit_task: asyncio.Task[None] | None = None

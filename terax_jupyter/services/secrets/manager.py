@@ -9,7 +9,7 @@ import re
 import threading
 import unicodedata
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from traitlets import Bool, Dict, Enum, List, Unicode
 from traitlets.config import LoggingConfigurable
@@ -221,7 +221,8 @@ class SecretsManager(LoggingConfigurable):
             user_names = set()
         layers = self._read_only_names()
         names = set(KNOWN_KEYS) | user_names | {n for _, found in layers for n in found}
-        user_source = store_info.get("kind")
+        # None only where the store failed, and then no name is the user's.
+        user_source = cast("str", store_info.get("kind"))
         entries = []
         for name in sorted(names):
             sources = [user_source] if name in user_names else []
@@ -231,7 +232,8 @@ class SecretsManager(LoggingConfigurable):
 
     def list(self) -> builtins.list[dict[str, Any]]:
         """``[{name, set, source, read_only, provider, overrides}]``; never a value."""
-        return self.overview()["keys"]  # type: ignore[no-any-return]
+        keys: builtins.list[dict[str, Any]] = self.overview()["keys"]
+        return keys
 
     def entry(self, name: str) -> dict[str, Any]:
         name = check_name(name)
@@ -285,15 +287,16 @@ class SecretsManager(LoggingConfigurable):
         found: FoundKey | None = None
         value = self._call(self.store.get, name)
         if value is not None:
-            found = FoundKey(name, self.store.kind, value)  # type: ignore[arg-type]
+            found = FoundKey(name, cast("Source", self.store.kind), value)
         else:
-            for source, keys in (
+            layers: tuple[tuple[Source, Mapping[str, str]], ...] = (
                 ("config", self._config_keys()),
                 ("admin_file", self._file_keys),
                 ("environment", self._environment_keys()),
-            ):
+            )
+            for source, keys in layers:
                 if name in keys:
-                    found = FoundKey(name, source, keys[name])  # type: ignore[arg-type]
+                    found = FoundKey(name, source, keys[name])
                     break
         if found is not None:
             self._redactor.add_secret(found.value)
@@ -407,7 +410,7 @@ class SecretsManager(LoggingConfigurable):
                 found[name] = value
         return found
 
-    def _read_only_names(self) -> list[tuple[Source, set[str]]]:
+    def _read_only_names(self) -> builtins.list[tuple[Source, builtins.set[str]]]:
         return [
             ("config", set(self._config_keys())),
             ("admin_file", set(self._file_keys)),

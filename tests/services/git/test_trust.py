@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import stat
 from pathlib import Path
@@ -315,6 +316,24 @@ async def test_a_store_others_can_write_is_not_honoured(
     (state / "git-trust.json").chmod(0o666)
     manager = GitManager(terax_security(workspace_root), str(state))
     assert (await manager.resolve(str(repo))).trusted is False
+
+
+async def test_an_admin_folder_the_workspace_refuses_is_logged_and_not_trusted(
+    terax_security: Callable[..., SecurityLayer],
+    workspace_root: Path,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    outside = init_repo(tmp_path / "elsewhere" / "repo")
+    inside = init_repo(workspace_root / "team" / "repo")
+    with caplog.at_level(logging.WARNING):
+        manager = GitManager(
+            terax_security(workspace_root),
+            str(tmp_path / "state"),
+            trusted_folders=[str(outside.parent), str(inside.parent)],
+        )
+    assert f"Not trusting {outside.parent}" in caplog.text
+    assert (await manager.trust_info(str(inside)))["source"] == "admin"
 
 
 async def test_admin_folders_are_trusted_and_stay_so(

@@ -97,6 +97,25 @@ def test_the_kernel_names_the_owner_of_the_other_end(second_user: OtherUser) -> 
         assert owner.peer_uid(connection) == owner.own_uid()
 
 
+def test_psutil_names_our_own_listener_when_the_system_wide_list_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where ``psutil.net_connections`` is refused to a user (macOS), the owner is found in
+    each own process's list, whose entries carry no pid: the process's own is used."""
+
+    def refused(kind: str = "inet") -> list[Any]:
+        raise owner.psutil.AccessDenied()
+
+    mine = socket.create_server(("127.0.0.1", 0))
+    with mine, socket.create_connection(mine.getsockname()) as connection:
+        accepted, _ = mine.accept()  # a socket a process holds (psutil sees owned ones)
+        local, remote = connection.getsockname(), connection.getpeername()
+        system_wide = owner._psutil_uid(remote, local)
+        monkeypatch.setattr(owner.psutil, "net_connections", refused)
+        assert owner._psutil_uid(remote, local) == system_wide == owner.own_uid()
+        accepted.close()
+
+
 def test_a_dual_stack_listener_is_found_through_its_mapped_address(
     second_user: OtherUser,
 ) -> None:

@@ -31,6 +31,15 @@ from terax_jupyter.services.pty import text
         (b"bell\x07 nul\x00 esc\x1b", "bell nul esc"),
         (b"progress 10%\rprogress 100%\r\n", "progress 100%\n"),
         (b"abcdef\rXY\n", "XYcdef\n"),
+        # Erase in line: a progress line redrawn shorter, a prompt redrawn over typed-ahead
+        # echo, the whole line, the start of it.
+        (b"downloading 100%\r\x1b[Kdone\n", "done\n"),
+        (b"^[[9871~PROMPT# \r\x1b[K\rPROMPT# false\n", "PROMPT# false\n"),
+        (b"abcdef\rab\x1b[0Kc\n", "abc\n"),
+        (b"abcdef\x1b[2Kxy\n", "      xy\n"),
+        (b"abcdef\rab\x1b[1K\n", "   def\n"),
+        (b"kept\x1b[K\n", "kept\n"),
+        ("\ue0b0 glyph\r\x1b[K\ue0b0 again\n".encode(), "\ue0b0 again\n"),
         (b"abc\b\bX\n", "aX\n"),
         (b"\b\bstart\n", "start\n"),
         (b"tab\tkept  \r\n", "tab\tkept\n"),

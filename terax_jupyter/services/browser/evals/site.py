@@ -19,7 +19,7 @@ import threading
 import urllib.parse
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, cast
 
 ITEMS = ("alpha report", "beta notes", "gamma draft")
 CATALOG = ("apple pie", "apple tart", "banana bread", "cherry cake", "pear crumble")
@@ -49,7 +49,7 @@ class EvalSite:
 
     @property
     def origin(self) -> str:
-        host, port = self._server.server_address[:2]
+        host, port = cast("tuple[str, int]", self._server.server_address[:2])
         return f"http://{host}:{port}"
 
     def url(self, path: str) -> str:

@@ -1,0 +1,1 @@
+"""Tools for working on Terax itself (documentation generators); nothing the server loads."""
