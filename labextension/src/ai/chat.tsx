@@ -27,7 +27,7 @@ import {
   splitPrompt,
   toolSubject,
   workflowApprovalDetails
-} from '../common/aichat';
+} from '../common/ai/chat';
 import { formatDuration } from '../common/listnav';
 import { CSS } from './css';
 import { type ICodeActions, Markdown } from './markdown';

@@ -23,7 +23,7 @@ import {
   cursorContext,
   type ICompletionStatus,
   languageOf
-} from '../common/completion';
+} from '../common/ai/completion';
 
 /**
  * The last known state of inline completion, shared by the provider (which

@@ -8,7 +8,7 @@ import { LabIcon, stopIcon } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
 import type { IFileMatch } from '../api/fs';
-import { type Attachment, replaceRange, tokenAtCaret } from '../common/aichat';
+import { type Attachment, replaceRange, tokenAtCaret } from '../common/ai/chat';
 import { HistoryNavigator } from '../common/history';
 import { moveActive } from '../common/listnav';
 import { CSS } from './css';

@@ -10,11 +10,11 @@ import type {
   IAiToolCallRecord
 } from '../api/ai';
 import { TeraxAPIError } from '../api/request';
-import type { IChatEvent } from '../common/aichat';
+import type { IChatEvent } from '../common/ai/chat';
 import { AiSessionModel, CONTINUE_PROMPT, requestError } from './model';
 
 // The layer under test is the live model; the REST client below it is faked
-// (the event reducer of ../common/aichat stays real).
+// (the event reducer of ../common/ai stays real).
 vi.mock('../api/ai', () => ({
   getSession: vi.fn(),
   getMessages: vi.fn(),

@@ -35,7 +35,8 @@ import {
   type IChatEvent,
   type IChatState,
   withError
-} from '../common/aichat';
+} from '../common/ai/chat';
+import { type IEventFeed, sessionEvents } from './events';
 
 /**
  * Where the events connection is.
@@ -303,6 +304,7 @@ export class AiSessionModel implements IDisposable {
     }
     this._isDisposed = true;
     this._closeSocket();
+    this._endFeed();
     if (this._frame !== null) {
       cancelAnimationFrame(this._frame);
     }
@@ -361,6 +363,8 @@ export class AiSessionModel implements IDisposable {
     if (this._isDisposed || this._socket || this._state.deleted) {
       return;
     }
+    // A review of this session follows the frames of this socket.
+    this._feed ??= sessionEvents.feed(this.id);
     const url = eventsURL(this.id, this._state.lastSeq, this._settings);
     const Socket = this._settings.WebSocket;
     const socket = new Socket(url);
@@ -372,9 +376,11 @@ export class AiSessionModel implements IDisposable {
       this._emit();
     };
     socket.onmessage = message => {
+      const frame = String(message.data);
+      this._feed?.emit(frame);
       let event: IChatEvent;
       try {
-        event = JSON.parse(String(message.data)) as IChatEvent;
+        event = JSON.parse(frame) as IChatEvent;
       } catch {
         return;
       }
@@ -445,6 +451,14 @@ export class AiSessionModel implements IDisposable {
     this._connection = 'idle';
   }
 
+  /**
+   * No socket of this model follows the session any more.
+   */
+  private _endFeed(): void {
+    this._feed?.dispose();
+    this._feed = null;
+  }
+
   private _onEvent(event: IChatEvent): void {
     if (event.type === 'overflow') {
       // Fell behind: reconnect after the last event applied.
@@ -465,6 +479,7 @@ export class AiSessionModel implements IDisposable {
     }
     if (this._state.deleted && !before.deleted) {
       this._closeSocket();
+      this._endFeed();
       this._deleted.emit();
     }
     if (event.type === 'rules' && this._session) {
@@ -525,6 +540,7 @@ export class AiSessionModel implements IDisposable {
   private _busy = 0;
   private _isDisposed = false;
   private _socket: WebSocket | null = null;
+  private _feed: IEventFeed | null = null;
   private _connection: ConnectionStatus = 'idle';
   private _retries = 0;
   private _retryTimer: ReturnType<typeof setTimeout> | null = null;

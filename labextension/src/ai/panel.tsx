@@ -14,7 +14,7 @@ import {
 import * as React from 'react';
 
 import type { IAiDecision, IAiRule } from '../api/ai';
-import { errorAction, type IChatState } from '../common/aichat';
+import { errorAction, type IChatState } from '../common/ai/chat';
 import { relativeDate } from '../common/reldate';
 import {
   ApprovalCard,

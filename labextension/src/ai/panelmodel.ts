@@ -39,7 +39,7 @@ import {
   promptWithAttachments,
   replayCommand,
   slashCommand
-} from '../common/aichat';
+} from '../common/ai/chat';
 import { AiSessionModel, requestError } from './model';
 
 /**

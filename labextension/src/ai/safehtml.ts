@@ -26,7 +26,7 @@ import {
   planElement,
   type Resolve,
   resourceVerdict
-} from '../common/remoteguard';
+} from '../common/ai/remoteguard';
 
 /**
  * CSS classes of the remote-media placeholder.

@@ -7,7 +7,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
 import { deleteAgent, type IAiAgent, putAgent } from '../api/ai';
-import type { ICompletionStatus } from '../common/completion';
+import type { ICompletionStatus } from '../common/ai/completion';
 import { lockedAiSettings, SET_BY_ADMIN } from '../common/policy';
 import { CSS as POLICY_CSS } from '../policy/css';
 import { lockIcon } from '../policy/icons';

@@ -3,7 +3,7 @@
  */
 import { Token } from '@lumino/coreutils';
 
-import type { Attachment } from '../common/aichat';
+import type { Attachment } from '../common/ai/chat';
 
 /**
  * The AI side panel, for features that hand it context.

@@ -4,7 +4,7 @@
  */
 import { ServerConnection } from '@jupyterlab/services';
 
-import { proxyPath } from '../common/preview';
+import { proxyPath } from '../common/preview/address';
 import { requestAPI } from './request';
 
 /**

@@ -7,7 +7,7 @@ import type { LabIcon } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
 import type { IGitConflict, IGitFileDiff, IGitHunk } from '../api/git';
-import { hunkStats, type LineSelection } from '../common/gitselection';
+import { hunkStats, type LineSelection } from '../common/git/selection';
 import { DiffCSS } from './css';
 import { discardIcon, stageIcon, unstageIcon } from './icons';
 

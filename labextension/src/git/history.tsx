@@ -16,7 +16,7 @@ import {
   type Lanes,
   rowGeometry
 } from '../common/gitgraph';
-import { splitEntryPath, statusCode } from '../common/gitstatus';
+import { splitEntryPath, statusCode } from '../common/git/status';
 import {
   needsMore,
   relativeDate,

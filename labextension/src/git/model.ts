@@ -9,8 +9,8 @@ import { type ISignal, Signal } from '@lumino/signaling';
 
 import * as api from '../api/git';
 import { errorMessage, TeraxAPIError } from '../api/request';
-import type { GroupId } from '../common/gitstatus';
-import { LineSelection } from '../common/gitselection';
+import type { GroupId } from '../common/git/status';
+import { LineSelection } from '../common/git/selection';
 import type { FileWatcher } from './watch';
 
 /**

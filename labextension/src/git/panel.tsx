@@ -28,7 +28,7 @@ import {
   pushPlan,
   splitEntryPath,
   statusCode
-} from '../common/gitstatus';
+} from '../common/git/status';
 import { BranchSwitcher } from './branches';
 import type { GitOperationAction } from '../api/git';
 import { CSS, DiffTabCSS } from './css';

@@ -17,7 +17,7 @@ import {
   parseTarget,
   sameTarget,
   type PreviewTarget
-} from '../common/preview';
+} from '../common/preview/address';
 
 /**
  * The proxy's answer when it could not show the dev server.

@@ -21,12 +21,12 @@ import {
   lastAtOrBefore,
   type ILedgerEntry,
   type IServerBlock
-} from '../common/blocks';
+} from '../common/terminal/blocks';
 import {
   isTrusted,
   parseShellMark,
   parseWorkingDirectory
-} from '../common/osc';
+} from '../common/terminal/osc';
 import { blockStatus, CSS } from './css';
 import { drawGutter, type IGutterBar } from './gutter';
 import {

@@ -32,7 +32,7 @@ import {
   inlineCompletion,
   mergeHistory
 } from '../common/history';
-import { commonPrefix } from '../common/shell';
+import { commonPrefix } from '../common/terminal/shell';
 import { CSS } from './css';
 import {
   fontTheme,

@@ -18,13 +18,15 @@ import type {
 
 import { listFolder } from '../api/fs';
 import { listBlocks, suggestCommands } from '../api/pty';
-import { routeKey } from '../common/keys';
-import { isTerminalReport } from '../common/reports';
-import { droppedPaths } from '../common/shell';
+import { routeKey } from '../common/terminal/keys';
+import { isTerminalReport } from '../common/terminal/reports';
+import { droppedPaths } from '../common/terminal/shell';
 import { BlocksAddon, type BlockAction, type BlockEntry } from './blocks';
 import { CSS } from './css';
 import { FileDropTarget } from './drop';
 import { FindBar } from './findbar';
+import { FitScheduler } from './fitting';
+import { HibernationTimer } from './hibernation';
 import { CommandInput } from './inputline';
 import type { EndReason, IOutputChunk, TerminalSessionModel } from './model';
 import { BlockOutline } from './outline';
@@ -37,11 +39,6 @@ import {
   openLink,
   WebglRenderer
 } from './xterm';
-
-/**
- * How often a hidden, busy pane checks again whether it may hibernate.
- */
-const HIBERNATE_RETRY_MS = 60_000;
 
 /**
  * Terminal settings (from the settings registry).
@@ -330,7 +327,7 @@ export class TerminalPane extends Widget {
     const visible = show ?? this.outline.isHidden;
     this.outline.setHidden(!visible);
     this.toggleClass('jp-mod-outline', visible);
-    this._scheduleFit();
+    this._fitter.schedule();
   }
 
   /**
@@ -365,7 +362,7 @@ export class TerminalPane extends Widget {
     this._setLineVariable(config);
     if (this._terminal) {
       configureTerminal(this._terminal, config);
-      this._scheduleFit();
+      this._fitter.schedule();
     }
   }
 
@@ -408,9 +405,9 @@ export class TerminalPane extends Widget {
     if (this.isDisposed) {
       return;
     }
-    this._clearHibernateTimer();
+    this._hibernation.cancel();
     this._drop.dispose();
-    this._resizeObserver?.disconnect();
+    this._fitter.unobserve();
     this._gpuRegistration.dispose();
     this._disposeTerminal();
     this.model.dispose();
@@ -419,36 +416,34 @@ export class TerminalPane extends Widget {
 
   protected override onAfterAttach(msg: Message): void {
     super.onAfterAttach(msg);
-    this._resizeObserver = new ResizeObserver(() => this._scheduleFit());
-    this._resizeObserver.observe(this._screen);
+    this._fitter.observe(this._screen);
     if (this.isVisible) {
       this._ensureTerminal();
     }
   }
 
   protected override onBeforeDetach(msg: Message): void {
-    this._resizeObserver?.disconnect();
-    this._resizeObserver = null;
+    this._fitter.unobserve();
     super.onBeforeDetach(msg);
   }
 
   protected override onAfterShow(msg: Message): void {
     super.onAfterShow(msg);
-    this._clearHibernateTimer();
+    this._hibernation.cancel();
     this._ensureTerminal();
     this._services.renderers.shown(this.id);
-    this._scheduleFit();
+    this._fitter.schedule();
   }
 
   protected override onBeforeHide(msg: Message): void {
     super.onBeforeHide(msg);
     this._services.renderers.hidden(this.id);
-    this._scheduleHibernate();
+    this._hibernation.schedule();
   }
 
   protected override onResize(msg: Widget.ResizeMessage): void {
     super.onResize(msg);
-    this._scheduleFit();
+    this._fitter.schedule();
   }
 
   protected override onActivateRequest(msg: Message): void {
@@ -555,7 +550,7 @@ export class TerminalPane extends Widget {
   }
 
   private _disposeTerminal(): void {
-    this._cancelFit();
+    this._fitter.cancel();
     this._writer?.dispose();
     this._writer = null;
     this._detachGpu();
@@ -690,7 +685,7 @@ export class TerminalPane extends Widget {
         this._terminal.focus();
       }
     }
-    this._scheduleFit();
+    this._fitter.schedule();
   }
 
   /**
@@ -801,57 +796,6 @@ export class TerminalPane extends Widget {
     this._actionRequested.emit({ action, entry });
   }
 
-  private _scheduleFit(): void {
-    if (this._fitFrame !== null || !this._terminal) {
-      return;
-    }
-    this._fitFrame = requestAnimationFrame(() => {
-      this._fitFrame = null;
-      this._fitNow();
-    });
-  }
-
-  private _scheduleHibernate(): void {
-    this._clearHibernateTimer();
-    const minutes = this._services.config().hibernateAfterMinutes;
-    if (!(minutes > 0)) {
-      return;
-    }
-    this._hibernateTimer = setTimeout(
-      () => this._tryHibernate(),
-      minutes * 60_000
-    );
-  }
-
-  private _tryHibernate(): void {
-    this._hibernateTimer = null;
-    if (this.isVisible || this.isDisposed) {
-      return;
-    }
-    if (this.model.busy) {
-      this._hibernateTimer = setTimeout(
-        () => this._tryHibernate(),
-        HIBERNATE_RETRY_MS
-      );
-      return;
-    }
-    this.hibernate();
-  }
-
-  private _clearHibernateTimer(): void {
-    if (this._hibernateTimer !== null) {
-      clearTimeout(this._hibernateTimer);
-      this._hibernateTimer = null;
-    }
-  }
-
-  private _cancelFit(): void {
-    if (this._fitFrame !== null) {
-      cancelAnimationFrame(this._fitFrame);
-      this._fitFrame = null;
-    }
-  }
-
   private async _onDrop(paths: string[]): Promise<void> {
     let root = '';
     try {
@@ -884,10 +828,18 @@ export class TerminalPane extends Widget {
   private _webgl: WebglRenderer | null = null;
   private _blocks: BlocksAddon | null = null;
   private _findBar: FindBar | null = null;
-  private _resizeObserver: ResizeObserver | null = null;
   private _writer: OutputWriter | null = null;
-  private _fitFrame: number | null = null;
-  private _hibernateTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly _fitter = new FitScheduler(
+    () => this._fitNow(),
+    () => this._terminal !== null
+  );
+  private readonly _hibernation = new HibernationTimer({
+    afterMinutes: () => this._services.config().hibernateAfterMinutes,
+    isVisible: () => this.isVisible,
+    isDisposed: () => this.isDisposed,
+    busy: () => this.model.busy,
+    hibernate: () => this.hibernate()
+  });
   private _hibernating = false;
   private _attachGeneration = 0;
   private _rawAtPrompt = false;

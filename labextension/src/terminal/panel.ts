@@ -12,11 +12,12 @@ import {
   normalizeSizes,
   type IPaneState,
   type LayoutState
-} from '../common/layout';
+} from '../common/terminal/layout';
 import { CSS } from './css';
 import { teraxTerminalIcon } from './icons';
 import type { EndReason, TerminalSessionModel } from './model';
 import { TerminalPane, type IPaneServices } from './pane';
+import type { ITeraxTerminalPanel } from './tokens';
 
 /**
  * What a panel needs besides what its panes need.
@@ -36,7 +37,7 @@ export interface IPanelServices extends IPaneServices {
 /**
  * The tab widget.
  */
-export class TerminalPanel extends Widget {
+export class TerminalPanel extends Widget implements ITeraxTerminalPanel {
   constructor(options: TerminalPanel.IOptions) {
     super();
     this._services = options.services;
@@ -71,6 +72,40 @@ export class TerminalPanel extends Widget {
     return panes.includes(this._active as TerminalPane)
       ? this._active
       : (panes[0] ?? null);
+  }
+
+  /**
+   * The active pane once its session is connected; null when it does not
+   * connect within `timeoutMs`.
+   */
+  connectedPane(timeoutMs = 10000): Promise<TerminalPane | null> {
+    return new Promise(resolve => {
+      let watched: TerminalSessionModel | null = null;
+      const watch = (model: TerminalSessionModel | null): void => {
+        watched?.changed.disconnect(check);
+        watched?.attached.disconnect(check);
+        watched = model;
+        watched?.changed.connect(check);
+        watched?.attached.connect(check);
+      };
+      const check = (): void => {
+        const pane = this.activePane;
+        if (pane?.model.status === 'connected') {
+          clearTimeout(timer);
+          finish(pane);
+        } else if ((pane?.model ?? null) !== watched) {
+          watch(pane?.model ?? null);
+        }
+      };
+      const finish = (pane: TerminalPane | null): void => {
+        this._stateChanged.disconnect(check);
+        watch(null);
+        resolve(pane);
+      };
+      const timer = setTimeout(() => finish(null), timeoutMs);
+      this._stateChanged.connect(check);
+      check();
+    });
   }
 
   /**

@@ -17,7 +17,7 @@ import {
   wordAtCursor,
   type IPathQuery,
   type IWordAtCursor
-} from '../common/shell';
+} from '../common/terminal/shell';
 
 /**
  * How long a folder listing is reused.

@@ -4,7 +4,7 @@
  */
 import { DisposableDelegate, type IDisposable } from '@lumino/disposable';
 
-import { RendererPool } from '../common/rendererpool';
+import { RendererPool } from '../common/terminal/rendererpool';
 
 /**
  * A view that can draw with WebGL.

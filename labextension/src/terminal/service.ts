@@ -8,7 +8,7 @@ import { DisposableDelegate, type IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { getBlockText } from '../api/pty';
-import { blockMarkdown } from '../common/markdown';
+import { blockMarkdown } from '../common/terminal/markdown';
 import type { BlockEntry } from './blocks';
 import type { TerminalPane } from './pane';
 import type { TerminalPanel } from './panel';

@@ -3,7 +3,7 @@
  */
 import type { ITheme } from '@xterm/xterm';
 
-import { terminalColors } from '../common/colors';
+import { terminalColors } from '../common/terminal/colors';
 
 /**
  * Resolve a few `--jp-*` colours to `rgb()` strings through one probe element

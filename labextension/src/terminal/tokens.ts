@@ -52,13 +52,42 @@ export interface IServerEvent {
 }
 
 /**
+ * A pane of a terminal tab, as other plugins use it.
+ */
+export interface ITeraxTerminalPane {
+  /**
+   * The text selected in the pane's terminal ('' when none).
+   */
+  readonly selection: string;
+  /**
+   * Run a command in the pane's session, as if typed at the prompt.
+   */
+  runCommand(text: string): void;
+}
+
+/**
+ * A terminal tab (split panes), as other plugins use it.
+ */
+export interface ITeraxTerminalPanel extends Widget {
+  /**
+   * The pane that last had the focus (the first pane before any did).
+   */
+  readonly activePane: ITeraxTerminalPane | null;
+  /**
+   * The active pane once its session is connected (a new tab connects
+   * first); null when it does not connect within `timeoutMs`.
+   */
+  connectedPane(timeoutMs?: number): Promise<ITeraxTerminalPane | null>;
+}
+
+/**
  * The Terax terminals of the page.
  */
 export interface ITeraxTerminals {
   /**
    * The terminal tabs.
    */
-  readonly tracker: IWidgetTracker<Widget>;
+  readonly tracker: IWidgetTracker<ITeraxTerminalPanel>;
   /**
    * Emitted for every "Ask Terax about this block".
    */
@@ -71,7 +100,7 @@ export interface ITeraxTerminals {
   /**
    * Open a new terminal tab (in `cwd`, the server root when absent).
    */
-  open(options?: { cwd?: string }): Promise<Widget>;
+  open(options?: { cwd?: string }): Promise<ITeraxTerminalPanel>;
   /**
    * Emitted when a terminal's session starts a dev server, or one stops.
    */

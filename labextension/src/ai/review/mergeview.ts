@@ -31,7 +31,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { Signal, type ISignal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
-import { hunkForLines, type IHunk } from '../../common/hunks';
+import { hunkForLines, type IHunk } from '../../common/ai/hunks';
 import { CSS } from './css';
 
 /**

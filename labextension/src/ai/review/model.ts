@@ -22,7 +22,8 @@ import {
   decisionFor,
   HunkError,
   switchHunks
-} from '../../common/hunks';
+} from '../../common/ai/hunks';
+import { sessionEvents } from '../events';
 import {
   clearReviewSelection,
   reviewSelection,
@@ -373,6 +374,43 @@ export class ReviewModel implements IDisposable {
    * the run may end (it expires), and Apply waits for the write.
    */
   private _listen(sessionId: string): void {
+    if (this._socket || this._subscription || this._disposed) {
+      return;
+    }
+    // The panel's socket of this session, when it follows it; else our own.
+    this._subscription = sessionEvents.subscribe(
+      sessionId,
+      frame => this._onSharedFrame(frame),
+      () => {
+        this._subscription = null;
+        this._listenOwn(sessionId);
+      }
+    );
+    if (!this._subscription) {
+      this._listenOwn(sessionId);
+    }
+  }
+
+  /**
+   * A frame of the panel's socket: it may replay events seen already.
+   */
+  private _onSharedFrame(frame: string): void {
+    const event = JSON.parse(frame) as IAiEvent;
+    if (
+      event.type !== 'resync' &&
+      typeof event.seq === 'number' &&
+      this._lastSeq !== null &&
+      event.seq <= this._lastSeq
+    ) {
+      return;
+    }
+    this._onEvent(event);
+  }
+
+  /**
+   * Open a socket of our own (no socket of the page follows the session).
+   */
+  private _listenOwn(sessionId: string): void {
     if (this._socket || this._disposed) {
       return;
     }
@@ -380,7 +418,7 @@ export class ReviewModel implements IDisposable {
       if (this._lastSeq === null) {
         this._lastSeq = (await getSession(sessionId)).last_seq;
       }
-      if (this._disposed || this._socket) {
+      if (this._disposed || this._socket || this._subscription) {
         return;
       }
       const socket = new this._settings.WebSocket(
@@ -419,6 +457,8 @@ export class ReviewModel implements IDisposable {
       clearTimeout(this._retry);
       this._retry = null;
     }
+    this._subscription?.dispose();
+    this._subscription = null;
     const socket = this._socket;
     this._socket = null;
     socket?.close();
@@ -483,6 +523,7 @@ export class ReviewModel implements IDisposable {
   private _generation = 0;
   private _disposed = false;
   private _socket: WebSocket | null = null;
+  private _subscription: IDisposable | null = null;
   private _retry: ReturnType<typeof setTimeout> | null = null;
   private _reconnects = 0;
   private _lastSeq: number | null = null;

@@ -13,7 +13,7 @@ import { Panel } from '@lumino/widgets';
 import * as React from 'react';
 
 import type { IAiApproval, IAiHunk } from '../../api/ai';
-import { changedLines, hunkCounts } from '../../common/hunks';
+import { changedLines, hunkCounts } from '../../common/ai/hunks';
 import { CSS } from './css';
 import { ReviewMergeView } from './mergeview';
 import type { IReviewOutcome, IReviewTexts, ReviewModel } from './model';

@@ -8,7 +8,7 @@ import {
   proxyPath,
   sameTarget,
   type PreviewTarget
-} from './preview';
+} from './address';
 
 describe('parseTarget', () => {
   it.each([

@@ -1,7 +1,7 @@
 /**
  * A command block as a Markdown snippet (to paste into a chat or an issue).
  */
-import { formatDuration } from './listnav';
+import { formatDuration } from '../listnav';
 
 /**
  * What goes into the snippet.

@@ -5,7 +5,7 @@ import {
   hunkStats,
   type ISelectableHunk,
   LineSelection
-} from './gitselection';
+} from './selection';
 
 const hunks: ISelectableHunk[] = [
   {

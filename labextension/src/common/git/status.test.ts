@@ -9,7 +9,7 @@ import {
   pushPlan,
   splitEntryPath,
   statusCode
-} from './gitstatus';
+} from './status';
 
 const branch: IBranchLike = {
   head: 'main',

@@ -23,7 +23,7 @@ import {
   tokenAtCaret,
   toolSubject,
   workflowApprovalDetails
-} from './aichat';
+} from '.';
 
 function session(fields: Partial<IStoredSession> = {}): IStoredSession {
   return {

@@ -1,0 +1,52 @@
+/**
+ * The web preview settings: offer the dev servers terminals start, open
+ * their localhost links in a preview.
+ */
+import type { ISettingRegistry } from '@jupyterlab/settingregistry';
+
+import { PLUGIN_ID } from './ids';
+
+/**
+ * The settings, as they are now.
+ */
+export interface IPreviewSettings {
+  offerDetectedServers: boolean;
+  openLocalLinksInPreview: boolean;
+}
+
+/**
+ * The settings before the registry loaded (the schema's defaults).
+ */
+export const DEFAULT_CONFIG: IPreviewSettings = {
+  offerDetectedServers: true,
+  openLocalLinksInPreview: true
+};
+
+/**
+ * Load the settings into `config`, and again on every change.
+ */
+export function loadSettings(
+  registry: ISettingRegistry | null,
+  config: IPreviewSettings
+): void {
+  if (!registry) {
+    return;
+  }
+  void registry
+    .load(PLUGIN_ID)
+    .then(loaded => {
+      const apply = (): void => {
+        for (const key of Object.keys(DEFAULT_CONFIG)) {
+          const value = loaded.get(key).composite;
+          if (typeof value === 'boolean') {
+            Reflect.set(config, key, value);
+          }
+        }
+      };
+      apply();
+      loaded.changed.connect(apply);
+    })
+    .catch(reason => {
+      console.error(`Could not load the settings of ${PLUGIN_ID}.`, reason);
+    });
+}
