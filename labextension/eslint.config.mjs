@@ -11,7 +11,9 @@ export default tseslint.config(
       'node_modules/',
       '.yarn/',
       '*.config.mjs',
-      'style/index.js'
+      'style/index.js',
+      // Generated from the server's OpenAPI document (jlpm api:types).
+      'src/api/openapi.ts'
     ]
   },
   js.configs.recommended,

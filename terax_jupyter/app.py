@@ -73,8 +73,8 @@ jupyter terax mcp                   # Terax's tools for another agent (MCP over 
     version = __version__
     extension_url = "/lab"
     load_other_extensions = True
-    flags = _flags  # type: ignore[assignment]
-    aliases = _aliases  # type: ignore[assignment]
+    flags = _flags
+    aliases = _aliases
 
     read_only = Bool(False, help="Refuse every write made through Terax (files, agent edits).").tag(
         config=True

@@ -1,5 +1,8 @@
 import pytest
 
+# One Chromium for every browser test of a session (tests/browser_fixtures.py says why here).
+from tests.browser_fixtures import browser, playwright_instance  # noqa: F401 (fixtures)
+
 pytest_plugins = ["terax_jupyter.pytest_plugin"]
 
 
@@ -40,3 +43,54 @@ def second_user():
     from tests.second_user import other_user
 
     return other_user()
+
+
+@pytest.fixture(autouse=True)
+def wire_messages_fit_their_schema(monkeypatch):
+    """Every AI event published or delivered, and every control message a terminal sends,
+    in any test is checked against ``AiEvent`` / ``PtyServerMessage`` of the OpenAPI document
+    (what the Lab extension's types are generated from): a server change that the document,
+    and so the client, does not know fails the test that makes it. A misfit is also recorded
+    and fails the test at teardown, since some senders swallow errors (a broadcast to views
+    goes on when one view fails). The fixture's value is that list of misfits."""
+    from terax_jupyter.services.ai.events import EventHub, Subscription
+    from terax_jupyter.services.pty.session import PtySession
+    from terax_jupyter.services.pty.stream import PtyStreamWebSocket
+    from terax_jupyter.testing.wire import check_message
+
+    misfits = []
+
+    def check(component, message):
+        try:
+            check_message(component, message)
+        except AssertionError as misfit:
+            misfits.append(str(misfit))
+            raise
+
+    publish, push = EventHub.publish, Subscription.push
+
+    def checked_publish(self, session_id, event, **options):
+        numbered = publish(self, session_id, event, **options)
+        check("AiEvent", numbered)
+        return numbered
+
+    def checked_push(self, event):
+        check("AiEvent", event)
+        push(self, event)
+
+    control, send_control = PtySession._control, PtyStreamWebSocket.send_control
+
+    def checked_control(self, attached, message):
+        check("PtyServerMessage", message)
+        control(self, attached, message)
+
+    def checked_send_control(self, message):
+        check("PtyServerMessage", message)
+        return send_control(self, message)
+
+    monkeypatch.setattr(EventHub, "publish", checked_publish)
+    monkeypatch.setattr(Subscription, "push", checked_push)
+    monkeypatch.setattr(PtySession, "_control", checked_control)
+    monkeypatch.setattr(PtyStreamWebSocket, "send_control", checked_send_control)
+    yield misfits  # a test of the check itself empties it
+    assert not misfits, "messages off their declared schema:\n" + "\n".join(misfits)

@@ -15,9 +15,9 @@ import importlib
 import os
 import pkgutil
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
-from traitlets import Enum, Type
+from traitlets import Enum, HasTraits, Type
 from traitlets.config import Configurable
 
 import terax_jupyter
@@ -37,6 +37,7 @@ PACKAGE = terax_jupyter.__name__
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(terax_jupyter.__file__)))
 DEFAULT_PATH = os.path.join(REPOSITORY, "docs", "configuration.md")
 MAX_BYTES = 1024 * 1024
+_T = TypeVar("_T")
 
 
 def configurable_classes() -> list[type[Configurable]]:
@@ -55,7 +56,7 @@ def configurable_classes() -> list[type[Configurable]]:
     )
 
 
-def _subclasses(cls: type) -> Iterator[type]:
+def _subclasses(cls: type[_T]) -> Iterator[type[_T]]:
     for sub in cls.__subclasses__():
         yield sub
         yield from _subclasses(sub)
@@ -70,7 +71,9 @@ def render_reference(classes: Iterable[type[Configurable]] | None = None) -> str
         parents = [
             base.__name__
             for base in cls.__mro__[1:]
-            if base.__module__.split(".")[0] == PACKAGE and base.class_own_traits(config=True)
+            if base.__module__.split(".")[0] == PACKAGE
+            and issubclass(base, HasTraits)
+            and base.class_own_traits(config=True)
         ]
         if parents:
             parts.append(f"Also the settings of {', '.join(f'`{p}`' for p in parents)}.\n")

@@ -21,10 +21,12 @@ import inspect
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from terax_jupyter.services.ai.rules import matching_rule, validate_rules
+from terax_jupyter.security.rules import matching_rule, validate_rules
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
+
+    from terax_jupyter.security.rules import Proposal
 
 Choice = Literal["approve", "deny"]
 DecidedBy = Literal["rule", "policy", "headless", "policy_error", "person", "server"]
@@ -69,7 +71,7 @@ class Approval:
             raw=approval,
         )
 
-    def proposal(self) -> Any:
+    def proposal(self) -> Proposal:
         """What the server's rule matcher reads of a proposal (tool, kind, path, command),
         without importing the tool stack into the kernel."""
         return _Proposed(self.tool, self.kind, self.path, self.command)

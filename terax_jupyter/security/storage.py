@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
+import logging
 import os
 import stat
 import tempfile
 from collections.abc import Callable
+from typing import Any
 
 from terax_jupyter.exceptions import Unavailable
+
+log = logging.getLogger(__name__)
 
 
 def write_private_file(path: str, text: str) -> None:
@@ -61,6 +66,31 @@ def read_private_file(path: str) -> str | None:
     finally:
         if fd >= 0:
             os.close(fd)
+
+
+def read_private_json(
+    path: str | None, corrupt: str | None = None, *, reason: str | None = None, missing: Any = None
+) -> Any:
+    """The JSON value in the private file ``path``; ``missing`` when there is no path or no file.
+
+    The JSON-file stores read themselves with this (and write with ``write_private_file``).
+    Insecure files are refused as by ``read_private_file``. Text that is not JSON: with a
+    ``reason`` it raises ``Unavailable`` with the message ``corrupt`` (``{path}`` standing for
+    the path), for a store whose entries would be lost if it were overwritten; without one it
+    reads as None, for a store that may start over, logging ``corrupt`` when it is given.
+    """
+    text = read_private_file(path) if path else None
+    if text is None:
+        return missing
+    try:
+        return json.loads(text)
+    except ValueError:
+        if reason is not None:
+            message = (corrupt or "{path} is not JSON.").format(path=path)
+            raise Unavailable(message, reason=reason) from None
+        if corrupt is not None:
+            log.warning(corrupt.format(path=path))
+        return None
 
 
 def read_or_create_private_file(path: str, make: Callable[[], str]) -> str:

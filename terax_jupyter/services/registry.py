@@ -56,7 +56,7 @@ def managed_areas(*, later: bool) -> tuple[Area, ...]:
     return tuple(each for each in areas() if each.build is not None and each.later is later)
 
 
-class ManagerClass(Type):  # type: ignore[type-arg]
+class ManagerClass(Type):
     """``TeraxApp.<area>_manager_class``: the area's manager class or a subclass of it.
 
     The default names the area's own class by its dotted name and stays a name until

@@ -13,8 +13,12 @@ import time
 from typing import TYPE_CHECKING
 
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
+from tests.browser_fixtures import (  # noqa: F401 (fixtures)
+    jp_asyncio_loop,
+    jp_server_cleanup,
+)
 from tests.hub.client import read_until
 from tests.hub.hub import PASSWORD, free_port
 
@@ -29,34 +33,9 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.ui
 
-CHROMIUM = "/usr/bin/chromium"
 TAB = "#jp-main-dock-panel .jp-TeraxPreview-tab"
 FRAME = f"{TAB} .jp-TeraxPreview-frame"
 GREETING = "The app of hub-bob, through the hub"
-
-
-@pytest.fixture(autouse=True)
-def jp_asyncio_loop() -> None:
-    """No in-process server here: Playwright's sync API owns this thread's event loop."""
-    return None
-
-
-@pytest.fixture(autouse=True)
-def jp_server_cleanup() -> None:
-    """The servers are the hub's subprocesses: nothing in-process to clean up."""
-    return None
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=["--no-sandbox"]
-        )
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 @pytest.fixture

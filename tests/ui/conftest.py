@@ -18,29 +18,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from playwright.sync_api import sync_playwright
 
 from terax_jupyter.testing.model_stub import ModelStub
+from tests.browser_fixtures import (  # noqa: F401 (fixtures)
+    jp_asyncio_loop,
+    jp_server_cleanup,
+)
 
 from .helpers import artifact_name, make_project, wait_for_lab, write
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from playwright.sync_api import Browser, Page, Playwright
+    from playwright.sync_api import Browser, Page
 
-CHROMIUM = "/usr/bin/chromium"
 # The key the ``keyed`` provider's stub accepts; UI tests check it never reaches the page.
 STUB_KEY = "sk-ui-test-key-6d2f8a0c4e1b"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 VIEWPORT = {"width": 1280, "height": 800}
 LAB_START_TIMEOUT = 60.0
 
@@ -122,18 +115,6 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(timeout=10)
-
-
-@pytest.fixture(autouse=True)
-def jp_asyncio_loop() -> None:
-    """No in-process server here: Playwright's sync API owns this thread's event loop."""
-    return None
-
-
-@pytest.fixture(autouse=True)
-def jp_server_cleanup() -> None:
-    """Lab runs in a subprocess, so there is no in-process server to clean up."""
-    return None
 
 
 @pytest.fixture(scope="session")
@@ -241,24 +222,6 @@ def root_lab(lab: LabServer) -> LabServer:
     if lab.base_url != "/":
         pytest.skip("covered at the root; the prefix is covered by the streaming test")
     return lab
-
-
-@pytest.fixture(scope="session")
-def playwright_instance() -> Iterator[Playwright]:
-    with sync_playwright() as playwright:
-        yield playwright
-
-
-@pytest.fixture(scope="session")
-def browser(playwright_instance: Playwright) -> Iterator[Browser]:
-    """One headless Chromium for the whole session."""
-    browser = playwright_instance.chromium.launch(
-        executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-    )
-    try:
-        yield browser
-    finally:
-        browser.close()
 
 
 @pytest.fixture

@@ -1,8 +1,14 @@
-import type { ServerConnection } from '@jupyterlab/services';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import * as api from '../api/ai';
 import type { IAiApproval, IAiSession } from '../api/ai';
+import {
+  FakeSocket,
+  flush,
+  SID,
+  session as aiSession,
+  settings
+} from '../testing/ai';
 import { SessionEventHub, sessionEvents } from './events';
 import { AiSessionModel } from './model';
 import { ReviewModel } from './review/model';
@@ -19,53 +25,12 @@ vi.mock('../api/ai', () => ({
 }));
 
 const rest = vi.mocked(api);
-const SID = 's1';
-
-class FakeSocket {
-  static instances: FakeSocket[] = [];
-
-  constructor(readonly url: string) {
-    FakeSocket.instances.push(this);
-  }
-
-  onopen: ((event: unknown) => void) | null = null;
-  onmessage: ((event: { data: unknown }) => void) | null = null;
-  onclose: ((event: unknown) => void) | null = null;
-  closed = false;
-
-  close(): void {
-    this.closed = true;
-  }
-
-  receive(frame: Record<string, unknown>): void {
-    this.onmessage?.({ data: JSON.stringify(frame) });
-  }
-}
-
-const settings = {
-  WebSocket: FakeSocket,
-  wsUrl: 'ws://localhost:8888/'
-} as unknown as ServerConnection.ISettings;
 
 function session(lastSeq: number): IAiSession {
-  return {
-    id: SID,
-    title: 'Greeting',
-    agent: 'build',
-    provider: 'openai',
-    model: 'gpt-test',
-    plan_mode: false,
-    rules: [],
-    todos: [],
-    created_at: 1_700_000_000,
-    updated_at: 1_700_000_100,
-    running: false,
-    run: null,
-    pending_approvals: [],
-    plan: [],
+  return aiSession({
     usage: { input_tokens: 0, output_tokens: 0, cached_tokens: 0 },
     last_seq: lastSeq
-  } as IAiSession;
+  });
 }
 
 function approval(status: 'pending' | 'approved'): IAiApproval {
@@ -79,7 +44,11 @@ function approval(status: 'pending' | 'approved'): IAiApproval {
       tool: 'bash',
       kind: 'command',
       summary: 'ls',
-      path: null
+      payload: { command: 'ls' },
+      path: null,
+      command: 'ls',
+      diff: null,
+      hunks: []
     },
     status,
     decision: null,
@@ -87,12 +56,7 @@ function approval(status: 'pending' | 'approved'): IAiApproval {
     created_at: 1_700_000_000,
     decided_at: null,
     auto_rule: null
-  } as IAiApproval;
-}
-
-/** Let every pending promise chain settle. */
-function flush(): Promise<void> {
-  return new Promise(resolve => setImmediate(resolve));
+  };
 }
 
 beforeEach(() => {
@@ -205,7 +169,8 @@ describe('one events socket per session', () => {
       type: 'approval_resolved',
       seq: 4,
       session_id: SID,
-      approval_id: 'a1'
+      time: 0,
+      approval: approval('approved')
     });
     await flush();
     expect(rest.getApproval).toHaveBeenCalledTimes(2);
@@ -226,7 +191,8 @@ describe('one events socket per session', () => {
       type: 'approval_resolved',
       seq: 5,
       session_id: SID,
-      approval_id: 'a1'
+      time: 0,
+      approval: approval('approved')
     };
     socket.receive(frame);
     await flush();

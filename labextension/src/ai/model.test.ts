@@ -1,4 +1,3 @@
-import type { ServerConnection } from '@jupyterlab/services';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import * as api from '../api/ai';
@@ -11,6 +10,7 @@ import type {
 } from '../api/ai';
 import { TeraxAPIError } from '../api/request';
 import type { IChatEvent } from '../common/ai/chat';
+import { FakeSocket, flush, session, settings, SID } from '../testing/ai';
 import { AiSessionModel, CONTINUE_PROMPT, requestError } from './model';
 
 // The layer under test is the live model; the REST client below it is faked
@@ -32,30 +32,6 @@ vi.mock('../api/ai', () => ({
 const rest = vi.mocked(api);
 
 // -- fixtures ------------------------------------------------------------------
-
-const SID = 's1';
-
-function session(fields: Partial<IAiSession> = {}): IAiSession {
-  return {
-    id: SID,
-    title: 'Greeting',
-    agent: 'build',
-    provider: 'openai',
-    model: 'gpt-test',
-    plan_mode: false,
-    rules: [],
-    todos: [],
-    created_at: 1_700_000_000,
-    updated_at: 1_700_000_100,
-    running: false,
-    run: null,
-    pending_approvals: [],
-    plan: [],
-    usage: { input_tokens: 10, output_tokens: 5, cached_tokens: 0 },
-    last_seq: 3,
-    ...fields
-  };
-}
 
 function run(id = 'r2'): IAiRun {
   return {
@@ -147,12 +123,22 @@ function approval(
   };
 }
 
+/**
+ * An event of run r2 with the fields the model reads (hence the cast).
+ */
 function event(
-  type: string,
+  type: IChatEvent['type'],
   seq: number,
   fields: Record<string, unknown> = {}
 ): IChatEvent {
-  return { type, seq, session_id: SID, run_id: 'r2', ...fields };
+  return {
+    type,
+    seq,
+    session_id: SID,
+    time: 0,
+    run_id: 'r2',
+    ...fields
+  } as IChatEvent;
 }
 
 /**
@@ -182,42 +168,6 @@ function apiError(message: string, reason: string): TeraxAPIError {
 
 // -- the fake events socket and animation frames -------------------------------
 
-class FakeSocket {
-  static instances: FakeSocket[] = [];
-
-  constructor(readonly url: string) {
-    FakeSocket.instances.push(this);
-  }
-
-  onopen: ((event: unknown) => void) | null = null;
-  onmessage: ((event: { data: unknown }) => void) | null = null;
-  onclose: ((event: unknown) => void) | null = null;
-  onerror: ((event: unknown) => void) | null = null;
-  closed = false;
-
-  close(): void {
-    this.closed = true;
-  }
-
-  /** The server accepted the connection. */
-  open(): void {
-    this.onopen?.({});
-  }
-
-  /** The server sent a frame. */
-  receive(frame: IChatEvent | string): void {
-    this.onmessage?.({
-      data: typeof frame === 'string' ? frame : JSON.stringify(frame)
-    });
-  }
-
-  /** The connection was lost. */
-  drop(): void {
-    this.closed = true;
-    this.onclose?.({ code: 1006 });
-  }
-}
-
 function sockets(): FakeSocket[] {
   return FakeSocket.instances;
 }
@@ -237,16 +187,6 @@ function runFrame(): void {
   frames.clear();
   pending.forEach(callback => callback(0));
 }
-
-/** Let every pending promise chain settle (setImmediate is not faked). */
-function flush(): Promise<void> {
-  return new Promise(resolve => setImmediate(resolve));
-}
-
-const settings = {
-  WebSocket: FakeSocket,
-  wsUrl: 'ws://localhost:8888/'
-} as unknown as ServerConnection.ISettings;
 
 function url(after: number): string {
   return `ws://localhost:8888/terax/api/ai/sessions/${SID}/events?after=${after}`;
@@ -744,24 +684,6 @@ describe('AiSessionModel deletion and run ends', () => {
     });
     socket.receive(event('finish', 4, { reason: 'cancelled' }));
     expect(ended).toEqual(['cancelled']);
-  });
-
-  it('ignores the finish of a sub-agent', async () => {
-    const { model, socket } = await loaded();
-    const ended: string[] = [];
-    model.runEnded.connect((_, reason) => {
-      ended.push(reason);
-    });
-    socket.receive(
-      event('run_started', 4, { run: { id: 'r2', steps: 0 }, prompt: 'more' })
-    );
-    socket.receive(
-      event('finish', 5, { reason: 'stop', parent_call_id: 'c9' })
-    );
-    await flush();
-    expect(ended).toEqual([]);
-    expect(rest.getSession).not.toHaveBeenCalled();
-    expect(model.state.running).toBe(true);
   });
 
   it('reloads the messages when a run it was loaded in the middle of ends', async () => {

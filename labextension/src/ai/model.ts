@@ -485,8 +485,8 @@ export class AiSessionModel implements IDisposable {
     if (event.type === 'rules' && this._session) {
       this._session = { ...this._session, rules: this._state.rules };
     }
-    if (event.type === 'finish' && !event.parent_call_id) {
-      this._runEnded.emit(String(event.reason ?? ''));
+    if (event.type === 'finish') {
+      this._runEnded.emit(event.reason);
       if (this._reloadAtFinish) {
         // Reload with the socket closed: events of a next run that arrive
         // meanwhile would be lost under the snapshot; they replay after it.

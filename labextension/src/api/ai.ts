@@ -5,6 +5,12 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
+import type {
+  AiApproval,
+  AiCompletion,
+  AiCompletionRequest,
+  AiEvent
+} from './openapi';
 import { API_NAMESPACE, apiURL, requestAPI } from './request';
 
 /**
@@ -58,68 +64,19 @@ export interface IAiRun {
 /**
  * One hunk of a proposed edit.
  */
-export interface IAiHunk {
-  index: number;
-  header: string;
-  old_start: number;
-  old_lines: number;
-  new_start: number;
-  new_lines: number;
-  lines: string[];
-}
+export type IAiHunk = IAiProposal['hunks'][number];
 
 /**
  * The exact change a mutating tool call proposes.
  */
-export interface IAiProposal {
-  tool: string;
-  kind:
-    | 'write'
-    | 'edit'
-    | 'directory'
-    | 'command'
-    | 'process'
-    | 'kill'
-    | 'replay'
-    | 'workflow';
-  summary: string;
-  path: string | null;
-  command: string | null;
-  diff: string | null;
-  hunks: IAiHunk[];
-  payload: Record<string, unknown>;
-}
+export type IAiProposal = AiApproval['proposal'];
 
-export type AiApprovalStatus =
-  | 'pending'
-  | 'queued'
-  | 'approved'
-  | 'partially_approved'
-  | 'denied'
-  | 'expired'
-  | 'discarded';
+export type AiApprovalStatus = AiApproval['status'];
 
 /**
  * An approval: pending (waiting on the user), queued (plan mode), or decided.
  */
-export interface IAiApproval {
-  id: string;
-  session_id: string;
-  run_id: string | null;
-  call_id: string | null;
-  tool: string;
-  proposal: IAiProposal;
-  status: AiApprovalStatus;
-  decision: {
-    status?: string;
-    hunks?: number[] | null;
-    message?: string | null;
-  } | null;
-  decided_by: string | null;
-  created_at: number;
-  decided_at: number | null;
-  auto_rule: IAiRule | null;
-}
+export type IAiApproval = AiApproval;
 
 /**
  * A session with what a view needs to show it after a reload.
@@ -185,16 +142,9 @@ export interface IAiToolCallRecord {
 }
 
 /**
- * A frame of the events WebSocket (see the server's AiEvent schema).
+ * A frame of the events WebSocket (declared on the server, services/ai/wire.py).
  */
-export interface IAiEvent {
-  type: string;
-  seq: number;
-  session_id: string;
-  run_id?: string;
-  parent_call_id?: string;
-  [key: string]: unknown;
-}
+export type IAiEvent = AiEvent;
 
 /**
  * A model provider.
@@ -567,29 +517,12 @@ export function eventsURL(
 /**
  * A request for an inline completion: the text around the cursor.
  */
-export interface ICompletionRequest {
-  prefix: string;
-  suffix: string;
-  path?: string;
-  language?: string;
-  provider?: string;
-  model?: string;
-  /** What the chat uses now: the fallback when neither the request nor the
-   * server's completion settings name a model. */
-  chat_provider?: string;
-  chat_model?: string;
-}
+export type ICompletionRequest = AiCompletionRequest;
 
 /**
  * An inline completion: the text to insert at the cursor.
  */
-export interface ICompletion {
-  text: string;
-  provider: string;
-  model: string;
-  mode: 'fim' | 'chat';
-  latency_ms: number;
-}
+export type ICompletion = AiCompletion;
 
 /**
  * Ask the configured model what to insert at the cursor.

@@ -5,6 +5,11 @@
 import { ServerConnection } from '@jupyterlab/services';
 
 import { proxyPath } from '../common/preview/address';
+import type {
+  PtyServerDetected,
+  PtyServerGone,
+  PtyServerMessage
+} from './openapi';
 import { requestAPI } from './request';
 
 /**
@@ -28,35 +33,20 @@ export interface IDetectedServer {
 }
 
 /**
- * A terminal stream's control message about a dev server.
+ * A terminal's `server` message: a dev server detected, or one gone (the
+ * event tells them apart; declared on the server, services/pty/wire.py).
  */
-export type ServerMessage =
-  | {
-      type: 'server';
-      event: 'detected';
-      port: number;
-      url: string;
-      pid: number | null;
-      process: string | null;
-      first_seen: number;
-      sources: ('output' | 'listening')[];
-      listening: boolean | null;
-    }
-  | { type: 'server'; event: 'gone'; port: number };
+export type ServerMessage = { type: 'server' } & (
+  PtyServerDetected | PtyServerGone
+);
 
 /**
- * Whether a parsed stream message is about a dev server.
+ * Whether a terminal's message is about a dev server.
  */
-export function isServerMessage(message: unknown): message is ServerMessage {
-  if (typeof message !== 'object' || message === null) {
-    return false;
-  }
-  const value = message as { type?: unknown; event?: unknown; port?: unknown };
-  return (
-    value.type === 'server' &&
-    (value.event === 'detected' || value.event === 'gone') &&
-    typeof value.port === 'number'
-  );
+export function isServerMessage(
+  message: PtyServerMessage
+): message is ServerMessage {
+  return message.type === 'server';
 }
 
 /**

@@ -5,57 +5,29 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
+import type {
+  Block,
+  PtyClientMessage,
+  PtyServerMessage,
+  TerminalSession
+} from './openapi';
 import { API_NAMESPACE, fetchAPI, requestAPI, TeraxAPIError } from './request';
 
 /**
  * Where the shell is in its prompt/command cycle (`starting` until the shell
  * integration first speaks, and for ever without it).
  */
-export type ShellPhase = 'starting' | 'prompt' | 'input' | 'running';
+export type ShellPhase = TerminalSession['phase'];
 
 /**
  * A terminal session as the server describes it.
  */
-export interface ITerminalSession {
-  id: string;
-  name: string;
-  shell: string;
-  cwd: string;
-  title: string;
-  pid: number;
-  columns: number;
-  rows: number;
-  created_at: number;
-  /** Views attached right now. */
-  clients: number;
-  phase: ShellPhase;
-  /** The shell integration has spoken (blocks and cwd are reported). */
-  integrated: boolean;
-  /** A full-screen program owns the screen. */
-  alt_screen: boolean;
-  exited: boolean;
-  exit_code: number | null;
-  agent: { name: string; state: string } | null;
-  /** How many blocks the session remembers. */
-  blocks: number;
-}
+export type ITerminalSession = TerminalSession;
 
 /**
  * One command and where its output lies in the session's stream.
  */
-export interface IBlock {
-  id: number;
-  command: string;
-  cwd: string | null;
-  output_start: number;
-  output_end: number | null;
-  exit_code: number | null;
-  /** Seconds since the epoch. */
-  started_at: number;
-  ended_at: number | null;
-  duration_ms: number | null;
-  running: boolean;
-}
+export type IBlock = Block;
 
 /**
  * The text of one block's output.
@@ -88,23 +60,20 @@ export interface ICreateSessionOptions {
 }
 
 /**
- * JSON control messages the stream sends (text frames).
+ * JSON control messages the stream sends (text frames), declared on the
+ * server (services/pty/wire.py).
  */
-export type StreamMessage =
-  | { type: 'attached'; session: ITerminalSession; nonce: string }
-  | { type: 'replayed' }
-  | { type: 'block'; event: 'start' | 'end'; block: IBlock }
-  | { type: 'prompt' }
-  | { type: 'input' }
-  | { type: 'cwd'; cwd: string }
-  | { type: 'title'; title: string }
-  | { type: 'alt_screen'; active: boolean }
-  | { type: 'agent'; agent: string; state: string }
-  | { type: 'notify'; message: string }
-  | { type: 'notice'; kind: string; bytes?: number; message: string }
-  | { type: 'renamed'; name: string }
-  | { type: 'exit'; code: number | null }
-  | { type: 'closed' };
+export type StreamMessage = PtyServerMessage;
+
+/**
+ * JSON control messages a client sends (text frames).
+ */
+export type ClientMessage = PtyClientMessage;
+
+/**
+ * A signal a client may send to the terminal's foreground program.
+ */
+export type SignalName = Extract<ClientMessage, { type: 'signal' }>['name'];
 
 const settingsOrDefault = (
   settings?: ServerConnection.ISettings

@@ -8,13 +8,13 @@ import {
   caretUpEmptyThinIcon,
   caseSensitiveIcon,
   closeIcon,
-  LabIcon,
   regexIcon
 } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 import type { ISearchOptions, SearchAddon } from '@xterm/addon-search';
 
 import { CSS } from './css';
+import { toolButton } from './toolbutton';
 
 /**
  * Match colours (the addon needs plain `#rrggbb` colours).
@@ -57,27 +57,27 @@ export class FindBar extends Widget {
     count.setAttribute('aria-live', 'polite');
     this._count = count;
 
-    this._caseButton = this._button(
+    this._caseButton = toolButton(
       caseSensitiveIcon,
       trans.__('Match Case'),
       () => this._toggle('caseSensitive')
     );
-    this._regexButton = this._button(
+    this._regexButton = toolButton(
       regexIcon,
       trans.__('Use Regular Expression'),
       () => this._toggle('regex')
     );
-    const previous = this._button(
+    const previous = toolButton(
       caretUpEmptyThinIcon,
       trans.__('Previous Match (Shift+Enter)'),
       () => this._find(false, true)
     );
-    const next = this._button(
+    const next = toolButton(
       caretDownEmptyThinIcon,
       trans.__('Next Match (Enter)'),
       () => this._find(false, false)
     );
-    const close = this._button(closeIcon, trans.__('Close (Escape)'), () =>
+    const close = toolButton(closeIcon, trans.__('Close (Escape)'), () =>
       this.close()
     );
     this.node.append(
@@ -188,21 +188,6 @@ export class FindBar extends Widget {
     } else {
       this._count.textContent = `${index + 1}/${total}`;
     }
-  }
-
-  private _button(
-    icon: LabIcon,
-    label: string,
-    onClick: () => void
-  ): HTMLButtonElement {
-    const button = document.createElement('button');
-    button.type = 'button';
-    button.className = CSS.findButton;
-    button.title = label;
-    button.setAttribute('aria-label', label);
-    icon.element({ container: button, tag: 'span' });
-    button.addEventListener('click', onClick);
-    return button;
   }
 
   private readonly _search: SearchAddon;

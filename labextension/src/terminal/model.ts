@@ -13,6 +13,8 @@ import {
   type IBlock,
   type ITerminalSession,
   type ShellPhase,
+  type ClientMessage,
+  type SignalName,
   type StreamMessage
 } from '../api/pty';
 import { isServerMessage, type ServerMessage } from '../api/preview';
@@ -233,7 +235,7 @@ export class TerminalSessionModel implements IDisposable {
   /**
    * Send a signal to the foreground process group (`INT`, `TERM`, ...).
    */
-  signal(name: string): void {
+  signal(name: SignalName): void {
     this._sendControl({ type: 'signal', name });
   }
 
@@ -281,11 +283,12 @@ export class TerminalSessionModel implements IDisposable {
     } catch {
       return;
     }
-    if (isServerMessage(message)) {
-      this._serverDetected.emit(message);
+    const typed = message as StreamMessage;
+    if (isServerMessage(typed)) {
+      this._serverDetected.emit(typed);
       return;
     }
-    this._handle(message as StreamMessage);
+    this._handle(typed);
   }
 
   private _handle(message: StreamMessage): void {
@@ -421,7 +424,7 @@ export class TerminalSessionModel implements IDisposable {
     this._closeSocket();
   }
 
-  private _sendControl(message: Record<string, unknown>): void {
+  private _sendControl(message: ClientMessage): void {
     const socket = this._socket;
     if (socket && socket.readyState === WebSocket.OPEN) {
       socket.send(JSON.stringify(message));

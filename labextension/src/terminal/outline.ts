@@ -27,6 +27,7 @@ import { formatDuration } from '../common/listnav';
 import type { BlockAction, BlockEntry, BlocksAddon } from './blocks';
 import { blockStatus, CSS } from './css';
 import { askTeraxIcon, copyOutputIcon } from './icons';
+import { toolButton } from './toolbutton';
 
 /**
  * The newest blocks the outline lists.
@@ -52,7 +53,7 @@ export class BlockOutline extends Widget {
     header.className = CSS.outlineHeader;
     this._title = document.createElement('span');
     this._title.textContent = trans.__('Blocks');
-    const collapse = this._toolButton(
+    const collapse = toolButton(
       collapseAllIcon,
       trans.__('Collapse All'),
       () => {
@@ -60,16 +61,12 @@ export class BlockOutline extends Widget {
         this._render();
       }
     );
-    const expand = this._toolButton(
-      expandAllIcon,
-      trans.__('Expand All'),
-      () => {
-        for (const entry of this._blocks?.ledger.entries ?? []) {
-          this._expanded.add(entry);
-        }
-        this._render();
+    const expand = toolButton(expandAllIcon, trans.__('Expand All'), () => {
+      for (const entry of this._blocks?.ledger.entries ?? []) {
+        this._expanded.add(entry);
       }
-    );
+      this._render();
+    });
     header.append(this._title, expand, collapse);
 
     this._list = document.createElement('ul');
@@ -211,7 +208,7 @@ export class BlockOutline extends Widget {
         icon: LabIcon,
         label: string
       ): HTMLButtonElement => {
-        const button = this._toolButton(icon, label, () =>
+        const button = toolButton(icon, label, () =>
           this._options.onAction(name, entry)
         );
         button.classList.add(CSS.action);
@@ -275,21 +272,6 @@ export class BlockOutline extends Widget {
     } catch {
       return trans.__('The server no longer has this block’s output.');
     }
-  }
-
-  private _toolButton(
-    icon: LabIcon,
-    label: string,
-    onClick: () => void
-  ): HTMLButtonElement {
-    const button = document.createElement('button');
-    button.type = 'button';
-    button.className = CSS.findButton;
-    button.title = label;
-    button.setAttribute('aria-label', label);
-    icon.element({ container: button, tag: 'span' });
-    button.addEventListener('click', onClick);
-    return button;
   }
 
   private readonly _options: BlockOutline.IOptions;

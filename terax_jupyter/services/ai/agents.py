@@ -177,13 +177,7 @@ class AgentCatalog:
         return {**BUILTIN_AGENTS, **custom}
 
     def _load(self) -> dict[str, dict[str, Any]]:
-        text = storage.read_private_file(self.store_path)
-        if not text:
-            return {}
-        try:
-            data = json.loads(text)
-        except ValueError:
-            return {}
+        data = storage.read_private_json(self.store_path)
         return (
             {k: v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
         )

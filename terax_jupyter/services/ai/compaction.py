@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from terax_jupyter.services.ai.providers.base import ToolSpec
+    from terax_jupyter.services.ai.wire import CompactionCounts
 
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD = 4
@@ -41,7 +42,7 @@ class CompactionReport:
     def changed(self) -> bool:
         return bool(self.superseded_reads or self.elided_results or self.dropped_messages)
 
-    def to_json(self) -> dict[str, int]:
+    def to_json(self) -> CompactionCounts:
         return {
             "tokens_before": self.tokens_before,
             "tokens_after": self.tokens_after,

@@ -4,7 +4,8 @@ Every event a run produces gets the session's next sequence number and lands in 
 client that reloads asks for the events after the last one it saw (``after=<seq>``); what
 is older than the ring it reads back through REST (messages are stored as they stream). A
 subscriber that falls ``QUEUE_LIMIT`` events behind is cut off with an ``overflow`` event
-rather than buffered without bound; it reconnects with ``after``.
+rather than buffered without bound; it reconnects with ``after``. The events are declared in
+wire.py (``resync``, ``overflow`` and ``deleted`` are the hub's own).
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from terax_jupyter.services.ai.wire import AiEvent
 
 RING_SIZE = 4000
 QUEUE_LIMIT = 10_000
@@ -63,10 +67,21 @@ class EventHub:
         log = self._logs.get(session_id)
         return log.seq if log else 0
 
-    def publish(self, session_id: str, event: dict[str, Any]) -> dict[str, Any]:
+    def publish(
+        self, session_id: str, event: AiEvent, *, run_id: str | None = None
+    ) -> dict[str, Any]:
+        """Number ``event`` (a declaration of wire.py) and hand it to the subscribers. Called
+        by ``AgentRuntime.publish`` only, which keeps events in order with their writes."""
         log = self._logs.setdefault(session_id, _SessionLog())
         log.seq += 1
-        numbered = {**event, "seq": log.seq, "session_id": session_id, "time": time.time()}
+        numbered: dict[str, Any] = {
+            **event,
+            "seq": log.seq,
+            "session_id": session_id,
+            "time": time.time(),
+        }
+        if run_id is not None:
+            numbered["run_id"] = run_id
         log.ring.append(numbered)
         for subscriber in list(log.subscribers):
             subscriber.push(numbered)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from terax_jupyter.exceptions import AccessDenied, TeraxError, TooLarge
 from terax_jupyter.security.policy import LIMITS
-from terax_jupyter.services.ai.rules import validate_rules
+from terax_jupyter.security.rules import validate_rules
 from terax_jupyter.services.ai.store import utc_day
 
 if TYPE_CHECKING:

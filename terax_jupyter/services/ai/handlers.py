@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jupyter_server.auth.decorator import authorized
 from tornado import web
@@ -12,6 +12,10 @@ from terax_jupyter.exceptions import InvalidRequest, ProviderError
 from terax_jupyter.services.ai.statuses import APPROVAL_STATUSES
 from terax_jupyter.services.ai.stream import AiEventsWebSocket
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+prometheus_log_method: Callable[[web.RequestHandler], None] | None
 try:  # Jupyter's request metrics, kept for the requests logged here
     from jupyter_server.prometheus.log_functions import prometheus_log_method
 except ImportError:  # pragma: no cover - an older jupyter_server

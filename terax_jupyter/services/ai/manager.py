@@ -17,6 +17,7 @@ from traitlets import Dict, Float, Int, Unicode
 from traitlets.config import LoggingConfigurable
 
 from terax_jupyter.exceptions import Conflict, InvalidRequest, TeraxError, Unavailable
+from terax_jupyter.security.rules import validate_rules
 from terax_jupyter.services.ai.agent_audit import AgentAudit
 from terax_jupyter.services.ai.agents import ALL_TOOLS, AgentCatalog
 from terax_jupyter.services.ai.approvals import ApprovalBroker, parse_decision
@@ -30,7 +31,6 @@ from terax_jupyter.services.ai.providers.catalog import ProviderCatalog
 from terax_jupyter.services.ai.providers.factory import ProviderFactory
 from terax_jupyter.services.ai.providers.registry import ModelRegistry
 from terax_jupyter.services.ai.replays import parse_replay
-from terax_jupyter.services.ai.rules import validate_rules
 from terax_jupyter.services.ai.runner import AgentRun, RunSpec, new_call_id
 from terax_jupyter.services.ai.runtime import AgentRuntime, RuntimeSettings
 from terax_jupyter.services.ai.store import AiStore
@@ -279,7 +279,9 @@ class AiManager(LoggingConfigurable):
             )
         return await self._describe(session)
 
-    async def list_sessions(self, *, query: str | None, limit: int, offset: int) -> list[dict]:
+    async def list_sessions(
+        self, *, query: str | None, limit: int, offset: int
+    ) -> list[dict[str, Any]]:
         sessions = await self.worker.call(
             self.store.list_sessions, query=query, limit=limit, offset=offset
         )
@@ -333,7 +335,7 @@ class AiManager(LoggingConfigurable):
         session = await self.worker.call(self.store.update_session, session_id, rules=checked)
         self.security.audit.record("ai.rules.set", user=user, session=session_id, rules=checked)
         self.agent_audit.record("rules.set", user=user, session=session_id, rules=checked)
-        self.events.publish(session_id, {"type": "rules", "rules": checked})
+        self.runtime.publish(session_id, {"type": "rules", "rules": checked})
         return await self._describe(session)
 
     def _session_fields(self, fields: Any) -> dict[str, Any]:
@@ -419,7 +421,7 @@ class AiManager(LoggingConfigurable):
                 raise InvalidRequest(
                     "A run has a 'prompt' or a 'replay', not both.", reason="invalid_parameter"
                 )
-            prompt = replay.prompt
+            prompt: object = replay.prompt
         else:
             prompt = body.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip() or len(prompt) > MAX_PROMPT_CHARS:
@@ -570,7 +572,7 @@ class AiManager(LoggingConfigurable):
 
     # -- approvals ------------------------------------------------------------------------
 
-    async def approvals_of(self, session_id: str, *, status: str | None) -> list[dict]:
+    async def approvals_of(self, session_id: str, *, status: str | None) -> list[dict[str, Any]]:
         await self.worker.call(self.store.get_session, session_id)
         return await self.worker.call(self.store.approvals, session_id, status=status)
 
@@ -610,7 +612,7 @@ class AiManager(LoggingConfigurable):
             hunks=decision.hunks,
         )
         woke = self.approvals.resolve(approval_id, decision)
-        self.events.publish(
+        self.runtime.publish(
             approval["session_id"], {"type": "approval_resolved", "approval": decided}
         )
         return {**decided, "delivered": woke}
@@ -620,7 +622,7 @@ class AiManager(LoggingConfigurable):
     async def plan_of(self, session_id: str) -> list[dict[str, Any]]:
         return await self.approvals_of(session_id, status="queued")
 
-    async def apply_plan(self, session_id: str, body: Any, *, user: str | None) -> dict:
+    async def apply_plan(self, session_id: str, body: Any, *, user: str | None) -> dict[str, Any]:
         if session_id in self.runs:
             raise Conflict("Wait for the run to end before applying its plan.", reason="run_active")
         return await self.plans.apply(session_id, body, user=user)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from terax_jupyter.apispec import errors, json_response, query, ref
+from terax_jupyter.apispec import errors, json_response, query, ref, tagged_union, typed_object
+from terax_jupyter.services.ai import wire
 
 _OBJECT = {"type": "object"}
 
@@ -181,49 +182,7 @@ SCHEMAS: dict[str, Any] = {
             "created_at": {"type": "number"},
         },
     },
-    "AiApproval": {
-        "type": "object",
-        "required": ["id", "session_id", "tool", "proposal", "status"],
-        "properties": {
-            "id": {"type": "string"},
-            "session_id": {"type": "string"},
-            "run_id": {"type": "string", "nullable": True},
-            "call_id": {"type": "string", "nullable": True},
-            "tool": {"type": "string"},
-            "status": {
-                "type": "string",
-                "enum": [
-                    "pending",
-                    "queued",
-                    "approved",
-                    "partially_approved",
-                    "denied",
-                    "expired",
-                    "discarded",
-                ],
-            },
-            "proposal": {
-                "type": "object",
-                "description": "The exact change: summary, kind, path or command, the unified "
-                "diff and its hunks (edits), and what applying needs.",
-                "properties": {
-                    "tool": {"type": "string"},
-                    "kind": {"type": "string"},
-                    "summary": {"type": "string"},
-                    "path": {"type": "string", "nullable": True},
-                    "command": {"type": "string", "nullable": True},
-                    "diff": {"type": "string", "nullable": True},
-                    "hunks": {"type": "array", "items": _OBJECT},
-                },
-            },
-            "decision": {"type": "object", "nullable": True},
-            "auto_rule": {"type": "object", "nullable": True},
-            "delivered": {
-                "type": "boolean",
-                "description": "Whether a waiting run received the decision.",
-            },
-        },
-    },
+    "AiApproval": typed_object(wire.ApprovalRecord),
     "AiDecision": {
         "type": "object",
         "required": ["decision"],
@@ -337,31 +296,6 @@ SCHEMAS: dict[str, Any] = {
             "reason": {"type": "string", "nullable": True},
         },
     },
-    "AiEvent": {
-        "type": "object",
-        "description": "A frame of the events WebSocket. type: run_started, step, text_delta, "
-        "reasoning_delta, tool_call_streaming, tool_call_started, tool_call_finished, "
-        "approval_requested, approval_resolved, approval_expired, auto_approved, "
-        "plan_item_queued, plan_applied, plan_discarded, usage, compaction, step_limit, "
-        "answer_cut, todos, suggestion, rules, error, finish, resync, overflow, deleted. Events "
-        "of a sub-agent carry parent_call_id. answer_cut: the answer did not end on its own "
-        "(reason length: the output limit; content_filter: the provider's filter), with tools "
-        "(the calls it cut, none of which ran), max_output_tokens and "
-        "continue_max_output_tokens (a higher limit to continue with, or null). finish: reason "
-        "stop, tool_calls, max_steps, output_limit (the limit cut a tool call; the run stopped "
-        "at once), length, content_filter, cancelled, error or policy_limit (the "
-        "administrator's tokens or cost per day were reached between steps; an error event "
-        "with reason policy_limit names the limit); after a cut it repeats answer_cut's "
-        "fields (cut, tools, max_output_tokens, continue_max_output_tokens). step_limit: "
-        "limit, and by_policy (the administrator's agent_steps_per_run set it).",
-        "required": ["type", "seq"],
-        "properties": {
-            "type": {"type": "string"},
-            "seq": {"type": "integer"},
-            "session_id": {"type": "string"},
-            "run_id": {"type": "string"},
-        },
-    },
     "AiCompletionRequest": {
         "type": "object",
         "required": ["prefix"],
@@ -414,6 +348,11 @@ SCHEMAS: dict[str, Any] = {
         },
     },
 }
+# The events WebSocket's frames, from their declarations (wire.py).
+SCHEMAS.update(
+    tagged_union("AiEvent", wire.RUN_EVENTS, frame=wire.Numbered, unframed=wire.HUB_EVENTS)
+)
+SCHEMAS["AiEvent"]["description"] = "A frame of a session's events WebSocket (JSON text)."
 
 
 def _list(key: str, item: str, description: str) -> dict[str, Any]:

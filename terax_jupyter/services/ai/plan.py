@@ -7,6 +7,7 @@ queued. The outcome joins the conversation as a note, so the agent knows what ha
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 from terax_jupyter.exceptions import Conflict, InvalidRequest, TeraxError
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from terax_jupyter.services.ai.runtime import AgentRuntime
+    from terax_jupyter.services.ai.wire import PlanOutcome
 
 
 class PlanRunner:
@@ -42,16 +44,11 @@ class PlanRunner:
             )
             for item in items
         }
-        outcomes: list[dict[str, Any]] = []
+        outcomes: list[PlanOutcome] = []
         stopped = False
         for item in items:
             decision = parsed[item["id"]]
-            outcome = {
-                "approval_id": item["id"],
-                "tool": item["tool"],
-                "summary": item["proposal"]["summary"],
-                "status": decision.status,
-            }
+            outcome = functools.partial(_outcome, item)
             if decision.status == "denied":
                 await worker.call(
                     store.decide_approval,
@@ -60,7 +57,7 @@ class PlanRunner:
                     decision=decision.to_json(),
                     user=user,
                 )
-                outcomes.append({**outcome, "result": "Skipped (denied).", "is_error": False})
+                outcomes.append(outcome("denied", "Skipped (denied).", is_error=False))
                 continue
             tool = runtime.toolbox.get(item["tool"])
             context = await self._context(session_id, user)
@@ -72,15 +69,9 @@ class PlanRunner:
                 )
             except TeraxError as failure:
                 message = runtime.security.redactor.redact(failure.message)
-                outcomes.append(
-                    {
-                        **outcome,
-                        "status": "failed",
-                        "result": message,
-                        "is_error": True,
-                        "reason": failure.reason,
-                    }
-                )
+                failed = outcome("failed", message, is_error=True)
+                failed["reason"] = failure.reason
+                outcomes.append(failed)
                 stopped = True
                 break
             await worker.call(
@@ -91,9 +82,9 @@ class PlanRunner:
                 user=user,
             )
             content = runtime.security.redactor.redact(result.content)
-            outcomes.append(
-                {**outcome, "result": content, "is_error": result.is_error, "data": result.data}
-            )
+            done = outcome(decision.status, content, is_error=result.is_error)
+            done["data"] = result.data
+            outcomes.append(done)
         runtime.security.audit.record(
             "ai.plan.apply",
             user=user,
@@ -111,7 +102,7 @@ class PlanRunner:
             stopped=stopped,
         )
         await self._note(session_id, "The user reviewed the plan. " + _describe(outcomes, stopped))
-        runtime.events.publish(
+        runtime.publish(
             session_id, {"type": "plan_applied", "outcomes": outcomes, "stopped": stopped}
         )
         remaining = await self.plan_of(session_id)
@@ -140,13 +131,13 @@ class PlanRunner:
             session_id,
             f"The user discarded the plan ({len(items)} items); nothing of it was applied.",
         )
-        runtime.events.publish(session_id, {"type": "plan_discarded", "items": len(items)})
+        runtime.publish(session_id, {"type": "plan_discarded", "items": len(items)})
         return {"discarded": len(items)}
 
     async def _context(self, session_id: str, user: str | None) -> ToolContext:
         runtime = self.runtime
         return await runtime.tool_context(
-            session_id, user, lambda event: runtime.events.publish(session_id, event)
+            session_id, user, functools.partial(runtime.publish, session_id)
         )
 
     async def _note(self, session_id: str, text: str) -> None:
@@ -175,7 +166,7 @@ def _decisions_of(body: Any, known: set[str]) -> dict[str, Any]:
     return decisions
 
 
-def _describe(outcomes: list[dict[str, Any]], stopped: bool) -> str:
+def _describe(outcomes: list[PlanOutcome], stopped: bool) -> str:
     lines = [
         f"{n}. {o['summary']}: {o['status']}. {o['result'][:500]}"
         for n, o in enumerate(outcomes, 1)
@@ -183,3 +174,14 @@ def _describe(outcomes: list[dict[str, Any]], stopped: bool) -> str:
     if stopped:
         lines.append("Applying stopped at the failed item; the items after it are still queued.")
     return "Outcome:\n" + "\n".join(lines)
+
+
+def _outcome(item: dict[str, Any], status: str, result: str, *, is_error: bool) -> PlanOutcome:
+    return {
+        "approval_id": item["id"],
+        "tool": item["tool"],
+        "summary": item["proposal"]["summary"],
+        "status": status,
+        "result": result,
+        "is_error": is_error,
+    }

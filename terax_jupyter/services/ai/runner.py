@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from terax_jupyter.exceptions import Conflict, ProviderError, RateLimited, TeraxError, TooLarge
+from terax_jupyter.security.rules import matching_rule
 from terax_jupyter.services.ai.agent_audit import arguments_digest
 from terax_jupyter.services.ai.approvals import Decision
 from terax_jupyter.services.ai.compaction import compact
@@ -33,7 +34,6 @@ from terax_jupyter.services.ai.providers.base import (
     ToolCallStarted,
     Usage,
 )
-from terax_jupyter.services.ai.rules import matching_rule
 from terax_jupyter.services.ai.store import sendable
 from terax_jupyter.services.ai.tools.base import ToolContext, ToolResult
 
@@ -46,6 +46,14 @@ if TYPE_CHECKING:
     from terax_jupyter.services.ai.runtime import AgentRuntime
     from terax_jupyter.services.ai.store import AiStore
     from terax_jupyter.services.ai.tools.base import Proposal, Tool
+    from terax_jupyter.services.ai.wire import (
+        AiEvent,
+        CutDetail,
+        ErrorDetail,
+        Finish,
+        SubAgentMark,
+        ToolEvent,
+    )
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +126,7 @@ class AgentRun:
         self.spec = spec
         self.steps = 0
         self.task: asyncio.Task[None] | None = None
-        self.cut: dict[str, Any] | None = None  # how the output limit ended the run
+        self.cut: CutDetail | None = None  # how the output limit ended the run
         self.started = time.time()
         # How each tool call was decided, by call id, for the administrator's audit log:
         # not_gated, rule, admin_rule, approved, partially_approved, denied, queued, refused.
@@ -126,26 +134,9 @@ class AgentRun:
 
     # -- events ---------------------------------------------------------------------------
 
-    def emit(self, event: dict[str, Any], *, write: Callable[[], object] | None = None) -> None:
-        """Publish ``event`` once ``write`` (the store change it reports) is done.
-
-        Every event of a run passes the store's writer thread, in order, and is published
-        from there: so events keep their order, and whatever a client has seen (streamed text
-        included) is already committed to SQLite when it sees it, without the run waiting
-        on the disk."""
-        payload = {**event, "run_id": self.spec.run_id}
-        publish = functools.partial(self.runtime.events.publish, self.spec.session_id, payload)
-        loop = asyncio.get_running_loop()
-
-        def job() -> None:
-            try:
-                if write is not None:
-                    write()
-            finally:
-                with contextlib.suppress(RuntimeError):  # the loop has closed (shutdown)
-                    loop.call_soon_threadsafe(publish)
-
-        self.runtime.worker.submit(job)
+    def emit(self, event: AiEvent, *, write: Callable[[], object] | None = None) -> None:
+        """Publish ``event`` of this run once ``write`` is done (``AgentRuntime.publish``)."""
+        self.runtime.publish(self.spec.session_id, event, run_id=self.spec.run_id, write=write)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -165,7 +156,8 @@ class AgentRun:
         """The run: the model's steps for ``prompt``; or, with ``direct``, that one tool call
         made for the user without asking any model (``/replay``)."""
         runtime, spec = self.runtime, self.spec
-        status, error, reason = "finished", None, "error"
+        status, reason = "finished", "error"
+        error: ErrorDetail | None = None
         provider: Provider | None = None
         self.emit({"type": "run_started", "run": self.describe(), "prompt": prompt})
         runtime.agent_audit.record(
@@ -192,11 +184,12 @@ class AgentRun:
                 return
             # The conversation, the key and the project memory are fetched side by side;
             # the prompt is stored after the conversation was read (one writer, in order).
-            stored, provider, memory = await asyncio.gather(
+            stored, model_provider, memory = await asyncio.gather(
                 runtime.worker.call(runtime.store.conversation, spec.session_id),
                 runtime.provider(spec.provider_id),
                 load_memory(runtime.files, cap=runtime.settings.memory_max_bytes),
             )
+            provider = model_provider
             runtime.worker.submit(
                 runtime.store.add_message, spec.session_id, user_message, run_id=spec.run_id
             )
@@ -208,7 +201,7 @@ class AgentRun:
                 plan_mode=spec.plan_mode,
             )
             reason = await self.loop(
-                provider, system, history, spec.agent, max_steps=spec.max_steps
+                model_provider, system, history, spec.agent, max_steps=spec.max_steps
             )
         except asyncio.CancelledError:
             status = reason = "cancelled"
@@ -250,8 +243,11 @@ class AgentRun:
                 error=error,
                 seconds=round(time.time() - self.started, 3),
             )
+            finish: Finish = {"type": "finish", "reason": reason, "steps": self.steps}
+            if self.cut is not None:
+                finish = {**finish, **self.cut}
             self.emit(
-                {"type": "finish", "reason": reason, "steps": self.steps, **(self.cut or {})},
+                finish,
                 write=functools.partial(
                     runtime.store.finish_run, spec.run_id, status, steps=self.steps, error=error
                 ),
@@ -278,8 +274,8 @@ class AgentRun:
         )
         return "stop"
 
-    def _error_payload(self, failure: TeraxError) -> dict[str, Any]:
-        payload: dict[str, Any] = {
+    def _error_payload(self, failure: TeraxError) -> ErrorDetail:
+        payload: ErrorDetail = {
             "message": self.runtime.security.redactor.redact(failure.message),
             "reason": failure.reason,
         }
@@ -306,7 +302,7 @@ class AgentRun:
         tools = runtime.toolbox.specs(agent)
         limit = spec.output_limit
         budget = int((spec.model.context_window - limit) * 0.9)
-        marker = {"parent_call_id": parent_call_id} if parent_call_id else {}
+        marker = _marker(parent_call_id)
         for step in range(1, max_steps + 1):
             if step > 1 and runtime.governance.daily_limits:
                 # The day's tokens or cost may have reached the administrator's limit in the
@@ -363,12 +359,10 @@ class AgentRun:
         self.emit({"type": "step_limit", "limit": max_steps, "by_policy": by_policy, **marker})
         return "max_steps"
 
-    def _report_cut(
-        self, finish: str, limit: int, tools: list[str], marker: dict[str, Any]
-    ) -> None:
+    def _report_cut(self, finish: str, limit: int, tools: list[str], marker: SubAgentMark) -> None:
         """Say that the answer did not end on its own (``answer_cut``); a top-level cut by the
         limit also goes into the finish event, with the higher limit to continue with."""
-        detail: dict[str, Any] = {"cut": finish, "tools": tools}
+        detail: CutDetail = {"cut": finish, "tools": tools}
         if finish == "length":
             detail["max_output_tokens"] = limit
             detail["continue_max_output_tokens"] = self.spec.higher_limit()
@@ -377,7 +371,7 @@ class AgentRun:
             self.cut = detail
 
     def _refuse_cut_calls(
-        self, assistant: Message, limit: int, persist: bool, marker: dict[str, Any]
+        self, assistant: Message, limit: int, persist: bool, marker: SubAgentMark
     ) -> None:
         """Answer every call of a cut answer with "not run" (none of them runs: the model
         had not finished its turn), so the conversation stays valid for the next run."""
@@ -411,7 +405,7 @@ class AgentRun:
                 )
 
     async def _stream_answer(
-        self, provider: Provider, request: ChatRequest, persist: bool, marker: dict[str, Any]
+        self, provider: Provider, request: ChatRequest, persist: bool, marker: SubAgentMark
     ) -> tuple[Message, str]:
         runtime, spec = self.runtime, self.spec
         store, worker = runtime.store, runtime.worker
@@ -501,10 +495,10 @@ class AgentRun:
 
     # -- tools ----------------------------------------------------------------------------
 
-    def _tool_event(self, event: dict[str, Any]) -> None:
+    def _tool_event(self, event: ToolEvent) -> None:
         """Events tools send (todos, suggestions); the todo list is kept with the session."""
         write = None
-        if event.get("type") == "todos":
+        if event["type"] == "todos":
             store = self.runtime.store
             write = functools.partial(
                 store.update_session, self.spec.session_id, todos=event["todos"]
@@ -533,7 +527,7 @@ class AgentRun:
     ) -> ToolResult:
         runtime, spec = self.runtime, self.spec
         persist = parent_call_id is None
-        marker = {"parent_call_id": parent_call_id} if parent_call_id else {}
+        marker = _marker(parent_call_id)
         redact = runtime.security.redactor
         started = time.monotonic()
         self.emit(
@@ -838,6 +832,11 @@ def _stored_decision(approval: dict[str, Any]) -> Decision:
 
 def new_call_id() -> str:
     return f"call_{uuid.uuid4().hex[:24]}"
+
+
+def _marker(parent_call_id: str | None) -> SubAgentMark:
+    """What the events of a sub-agent's loop carry (nothing for the run's own)."""
+    return {"parent_call_id": parent_call_id} if parent_call_id else {}
 
 
 def _elapsed_ms(started: float) -> int:

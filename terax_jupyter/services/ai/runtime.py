@@ -2,14 +2,17 @@
 
 ``AgentRun`` (runner.py) and ``PlanRunner`` (plan.py) are given this object, not the
 ``AiManager``: the store and its writer thread, the event hub, the approval broker, the
-toolbox, the administrator's governance and audit, the providers, and one builder of the
-tools' context. The manager builds it once (``AiManager.runtime``); a test can build one over
-parts of its own. Nothing here imports the manager, so the runtime's modules do not depend on
-it: the manager depends on them.
+toolbox, the administrator's governance and audit, the providers, one builder of the tools'
+context, and ``publish``, the one way the agent's events go out. The manager builds it once
+(``AiManager.runtime``); a test can build one over parts of its own. Nothing here imports the
+manager, so the runtime's modules do not depend on it: the manager depends on them.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +34,7 @@ if TYPE_CHECKING:
     from terax_jupyter.services.ai.toolbox import Toolbox
     from terax_jupyter.services.ai.tools.base import Proposal, Tool, ToolResult
     from terax_jupyter.services.ai.tools.processes import ProcessRegistry
+    from terax_jupyter.services.ai.wire import AiEvent, ToolEvent
     from terax_jupyter.services.ai.worker import StoreWorker
     from terax_jupyter.services.browser.manager import BrowserManager
     from terax_jupyter.services.fs.grep import GrepSearch
@@ -89,11 +93,38 @@ class AgentRuntime:
     def settings(self) -> RuntimeSettings:
         return self.settings_source()
 
+    def publish(
+        self,
+        session_id: str,
+        event: AiEvent,
+        *,
+        run_id: str | None = None,
+        write: Callable[[], object] | None = None,
+    ) -> None:
+        """The one way the agent's events go out (a run's, a plan's and the manager's).
+
+        The event passes the store's writer thread after ``write`` (the store change it
+        reports) and every write queued before it, and is published from there: so events
+        keep their order, and whatever a client has seen (streamed text included) is already
+        committed to SQLite when it sees it, without the caller waiting on the disk."""
+        publish = functools.partial(self.events.publish, session_id, event, run_id=run_id)
+        loop = asyncio.get_running_loop()
+
+        def job() -> None:
+            try:
+                if write is not None:
+                    write()
+            finally:
+                with contextlib.suppress(RuntimeError):  # the loop has closed (shutdown)
+                    loop.call_soon_threadsafe(publish)
+
+        self.worker.submit(job)
+
     async def tool_context(
         self,
         session_id: str,
         user: str | None,
-        emit: Callable[[dict[str, Any]], None],
+        emit: Callable[[ToolEvent], None],
         *,
         subagents: Callable[[str, str], Awaitable[ToolResult]] | None = None,
         in_plan_mode: Callable[[], Awaitable[bool]] | None = None,

@@ -30,7 +30,7 @@ from terax_jupyter.services.ai.typed_values import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Mapping
 
     from terax_jupyter.exceptions import TeraxError
     from terax_jupyter.security.redact import Redactor
@@ -446,7 +446,7 @@ class AiStore(PrivateDatabase):
         return run_id
 
     def finish_run(
-        self, run_id: str, status: str, *, steps: int, error: dict[str, Any] | None = None
+        self, run_id: str, status: str, *, steps: int, error: Mapping[str, Any] | None = None
     ) -> dict[str, Any]:
         _require_choice("status", status, RUN_STATUSES)
         stored_error = _dump(self._redact_data(error)) if error is not None else None

@@ -46,7 +46,7 @@ class AiEventsWebSocket(TeraxWebSocketHandler):
         self.after = int(after) if after else None
         await super().get(session_id)
 
-    def open(self, session_id: str) -> None:  # type: ignore[override]
+    def open(self, session_id: str) -> None:
         super().open()
         self.subscription = self.terax.ai.events.subscribe(session_id, after=self.after)
         self.pump = asyncio.ensure_future(self._pump(self.subscription))

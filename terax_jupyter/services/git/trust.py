@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Literal
 
 from terax_jupyter.exceptions import Unavailable
-from terax_jupyter.security.storage import read_private_file, write_private_file
+from terax_jupyter.security.storage import read_private_json, write_private_file
 from terax_jupyter.security.workspace import is_within
 
 if TYPE_CHECKING:
@@ -109,17 +109,12 @@ class TrustStore:
         if not self._store_path:
             return []
         try:
-            text = read_private_file(self._store_path)
+            data = read_private_json(
+                self._store_path, "The git trust store {path} is not valid JSON; ignored."
+            )
         except (Unavailable, OSError) as error:
             # Someone else may have written it: trust nothing rather than what it says.
             log.warning("Not honouring the git trust store: %s", error)
-            return []
-        if text is None:
-            return []
-        try:
-            data = json.loads(text)
-        except ValueError:
-            log.warning("The git trust store %s is not valid JSON; ignored.", self._store_path)
             return []
         records = []
         for item in data.get("repositories", []) if isinstance(data, dict) else []:

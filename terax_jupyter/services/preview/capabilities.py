@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from terax_jupyter.exceptions import AccessDenied
-from terax_jupyter.security.storage import read_private_file, write_private_file
+from terax_jupyter.security.storage import read_private_json, write_private_file
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -187,11 +187,10 @@ class PreviewCapabilities:
     def _load(self) -> None:
         if self.path is None:
             return
-        text = read_private_file(self.path)
-        if not text:
+        data = read_private_json(self.path)  # None: no file, or not JSON; nothing to restore
+        if data is None:
             return
         try:
-            data = json.loads(text)
             entries = data["capabilities"] if data.get("format") == _FORMAT else []
             if not isinstance(entries, list):
                 raise TypeError("capabilities is not a list")

@@ -25,6 +25,8 @@ from terax_jupyter.services.preview.ports import listening_ports
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from terax_jupyter.services.pty.wire import DetectedServerInfo, ServerChange
+
 # A URL longer than this (escape sequences included) is not a dev server's address line.
 MAX_URL = 512
 # Candidate URLs looked at per read: a flood of local URLs costs no more than this.
@@ -147,7 +149,7 @@ class DetectedServer:
     process: str | None = None
     listening: bool | None = None  # None: not seen among the session's listening ports
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> DetectedServerInfo:
         return {
             "port": self.port,
             "url": self.url,
@@ -165,7 +167,7 @@ class ServerDetector:
 
     def __init__(
         self,
-        emit: Callable[[dict[str, Any]], None],
+        emit: Callable[[ServerChange], None],
         pid: int | None,
         *,
         accept: Callable[[int], bool] | None = None,

@@ -14,7 +14,7 @@ from traitlets.config import LoggingConfigurable
 from terax_jupyter.exceptions import AccessDenied, InvalidRequest, NotFound
 from terax_jupyter.security.policy import Policy
 from terax_jupyter.services.preview.capabilities import Capability, PreviewCapabilities
-from terax_jupyter.services.preview.detect import LOWEST_PORT
+from terax_jupyter.services.preview.detect import LOWEST_PORT, ServerDetector
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -180,8 +180,15 @@ class PreviewManager(LoggingConfigurable):
             sessions = [self.pty.get(session_id)]
         else:
             sessions = list(self.pty.sessions.values())
+        # The app gives every session this area's detector; a session without one (a
+        # terminal manager used on its own) has found no servers.
+        watched = [
+            (session, detector)
+            for session in sessions
+            if isinstance(detector := session.servers, ServerDetector)
+        ]
         await asyncio.gather(
-            *(s.servers.poll(REFRESH_AGE) for s in sessions if not s.exited),
+            *(detector.poll(REFRESH_AGE) for session, detector in watched if not session.exited),
             return_exceptions=True,
         )
         found = [
@@ -191,8 +198,8 @@ class PreviewManager(LoggingConfigurable):
                 "session_name": session.name,
                 "proxy_path": self.proxy_path(server.port),
             }
-            for session in sessions
-            for server in list(session.servers.servers.values())
+            for session, detector in watched
+            for server in list(detector.servers.values())
             if self.offers(server.port)
         ]
         return sorted(found, key=lambda s: (s["first_seen"], s["port"]))

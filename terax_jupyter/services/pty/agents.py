@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from terax_jupyter.services.pty.wire import AgentDetails, AgentState
+
 # Output this soon after a notification belongs to it (the bytes that carried it, a redraw
 # around it); only later output means the agent is working again.
 NOTIFY_ECHO = 0.25
@@ -48,12 +50,12 @@ class AgentDetector:
     """Turns a session's command and output events into agent states, reported once each."""
 
     def __init__(
-        self, emit: Callable[[str, str, dict[str, object]], None], idle_after: float = 3.0
+        self, emit: Callable[[str, AgentState, AgentDetails], None], idle_after: float = 3.0
     ) -> None:
         self._emit = emit
         self._idle_after = idle_after
         self.agent: str | None = None
-        self.state: str | None = None
+        self.state: AgentState | None = None
         self._last_output = 0.0
         self._notified_at = float("-inf")
         self._idle_check: asyncio.TimerHandle | None = None
@@ -79,12 +81,12 @@ class AgentDetector:
     def notified(self, message: str) -> None:
         if self.agent is not None:
             self._notified_at = time.monotonic()
-            self._set("attention", message=message)
+            self._set("attention", {"message": message})
 
     def command_ended(self, exit_code: int | None) -> None:
         if self.agent is None:
             return
-        self._set("exited", exit_code=exit_code)
+        self._set("exited", {"exit_code": exit_code})
         self._cancel()
         self.agent = None
         self.state = None
@@ -106,10 +108,10 @@ class AgentDetector:
         else:
             self._schedule_idle_check(self._idle_after - quiet)
 
-    def _set(self, state: str, **details: object) -> None:
+    def _set(self, state: AgentState, details: AgentDetails | None = None) -> None:
         self.state = state
         assert self.agent is not None
-        self._emit(self.agent, state, details)
+        self._emit(self.agent, state, details or {})
 
     def _cancel(self) -> None:
         if self._idle_check is not None:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from terax_jupyter.services.pty.wire import BlockRecord
 
 MAX_COMMAND_CHARS = 4096
 
@@ -26,13 +29,21 @@ class Block:
     def running(self) -> bool:
         return self.ended_at is None
 
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["running"] = self.running
-        data["duration_ms"] = (
-            round((self.ended_at - self.started_at) * 1000) if self.ended_at is not None else None
-        )
-        return data
+    def to_dict(self) -> BlockRecord:
+        return {
+            "id": self.id,
+            "command": self.command,
+            "cwd": self.cwd,
+            "output_start": self.output_start,
+            "output_end": self.output_end,
+            "exit_code": self.exit_code,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "duration_ms": round((self.ended_at - self.started_at) * 1000)
+            if self.ended_at is not None
+            else None,
+            "running": self.running,
+        }
 
 
 class BlockIndex:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from terax_jupyter.security import SecurityLayer
     from terax_jupyter.services.pty.session import ServerWatchFactory
+    from terax_jupyter.services.pty.wire import SessionRecord
 
 MAX_NAME = 100
 # How long ``run`` waits for a shell that just started to show its first prompt.
@@ -189,7 +190,7 @@ class PtyManager(LoggingConfigurable):
             raise NotFound(f"No terminal session '{session_id}'.")
         return session
 
-    def list(self) -> list[dict[str, Any]]:
+    def list(self) -> list[SessionRecord]:
         return [s.describe() for s in sorted(self.sessions.values(), key=lambda s: s.created_at)]
 
     def rename(self, session_id: str, name: str) -> PtySession:

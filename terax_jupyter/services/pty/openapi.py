@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from terax_jupyter.apispec import errors, json_body, json_response, query, ref
+from terax_jupyter.apispec import (
+    errors,
+    json_body,
+    json_response,
+    query,
+    ref,
+    tagged_union,
+    typed_object,
+)
+from terax_jupyter.services.pty import wire
 
 _SESSION = {
     "name": "session_id",
@@ -18,43 +27,8 @@ _FORMAT = query(
 )
 
 SCHEMAS = {
-    "Block": {
-        "type": "object",
-        "properties": {
-            "id": {"type": "integer"},
-            "command": {"type": "string"},
-            "cwd": {"type": "string", "nullable": True},
-            "output_start": {"type": "integer"},
-            "output_end": {"type": "integer", "nullable": True},
-            "exit_code": {"type": "integer", "nullable": True},
-            "started_at": {"type": "number"},
-            "ended_at": {"type": "number", "nullable": True},
-            "duration_ms": {"type": "integer", "nullable": True},
-            "running": {"type": "boolean"},
-        },
-    },
-    "TerminalSession": {
-        "type": "object",
-        "properties": {
-            "id": {"type": "string"},
-            "name": {"type": "string"},
-            "shell": {"type": "string"},
-            "cwd": {"type": "string"},
-            "title": {"type": "string"},
-            "pid": {"type": "integer"},
-            "columns": {"type": "integer"},
-            "rows": {"type": "integer"},
-            "created_at": {"type": "number"},
-            "clients": {"type": "integer"},
-            "phase": {"type": "string", "enum": ["starting", "prompt", "input", "running"]},
-            "integrated": {"type": "boolean"},
-            "alt_screen": {"type": "boolean"},
-            "exited": {"type": "boolean"},
-            "exit_code": {"type": "integer", "nullable": True},
-            "agent": {"type": "object", "nullable": True},
-            "blocks": {"type": "integer"},
-        },
-    },
+    "Block": typed_object(wire.BlockRecord),
+    "TerminalSession": typed_object(wire.SessionRecord),
     "CreateTerminal": {
         "type": "object",
         "properties": {
@@ -88,6 +62,14 @@ SCHEMAS = {
         },
     },
 }
+# The stream WebSocket's JSON text frames, from their declarations (wire.py).
+SCHEMAS.update(tagged_union("PtyServerMessage", wire.SERVER_MESSAGES))
+SCHEMAS.update(tagged_union("PtyClientMessage", wire.CLIENT_MESSAGES))
+# The two shapes of a ``server`` message (its event tells them apart).
+SCHEMAS["PtyServerDetected"] = typed_object(wire.ServerDetected)
+SCHEMAS["PtyServerGone"] = typed_object(wire.ServerGone)
+SCHEMAS["PtyServerMessage"]["description"] = "A JSON text frame of the stream, from the server."
+SCHEMAS["PtyClientMessage"]["description"] = "A JSON text frame of the stream, from a client."
 
 PATHS = {
     "/terax/api/pty/sessions": {
@@ -253,11 +235,9 @@ PATHS = {
             "summary": "WebSocket: terminal output and input as binary frames, control as JSON.",
             "description": (
                 "Binary frames carry raw terminal bytes both ways (the scrollback replay "
-                "first, in chunks, then a replayed message). Text frames carry JSON: from the "
-                "client resize, signal, input and ack; from the server attached, replayed, "
-                "block (start/end), prompt, input, cwd, title, "
-                "alt_screen, agent, notify, notice, server (a dev server detected or gone), "
-                "renamed, exit, closed. Query: columns, "
+                "first, in chunks, then a replayed message). Text frames carry JSON: "
+                "PtyClientMessage from the client, PtyServerMessage from the server. Query: "
+                "columns, "
                 "rows, and acks=1 (the client acknowledges the output bytes it has shown, "
                 '{"type": "ack", "bytes": n}, and its unacknowledged bytes pace '
                 "the program)."

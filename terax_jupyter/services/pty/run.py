@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 # How long the shell may take to read the barrier, or to draw a prompt after an interrupt.
 CLEAR_WAIT = 10.0
+# An interrupt with no prompt after it this long is sent again (until CLEAR_WAIT).
+INTERRUPT_AGAIN = 2.0
 # The shell's complaint, as much of it as an error message carries.
 MAX_COMPLAINT = 600
 
@@ -91,16 +93,26 @@ async def _barrier(session: PtySession) -> None:
 
 
 async def _clear_line(session: PtySession) -> None:
-    """Interrupt a continuation prompt and wait for the fresh prompt."""
+    """Interrupt a continuation prompt and wait for the fresh prompt.
+
+    The interrupt is sent again while no prompt comes: a SIGINT that reaches bash between
+    drawing the continuation prompt and reading input can be lost (seen on a loaded machine),
+    and an interrupt at a fresh prompt only draws another one, after this line's answer."""
     watch = session.watch_line()
-    session.write(b"\x03")
-    try:
-        await asyncio.wait_for(asyncio.shield(watch), CLEAR_WAIT)
-    except asyncio.TimeoutError:
-        raise Conflict(
-            "The shell's line editor holds text that an interrupt did not clear.",
-            reason="busy",
-        ) from None
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + CLEAR_WAIT
+    while True:
+        session.write(b"\x03")
+        left = deadline - loop.time()
+        try:
+            await asyncio.wait_for(asyncio.shield(watch), min(INTERRUPT_AGAIN, left))
+            return
+        except asyncio.TimeoutError:
+            if loop.time() >= deadline:
+                raise Conflict(
+                    "The shell's line editor holds text that an interrupt did not clear.",
+                    reason="busy",
+                ) from None
 
 
 async def _complaint(session: PtySession, start: int, end: int, command: str) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import secrets
 import signal
 import time
@@ -52,6 +53,15 @@ if TYPE_CHECKING:
     from typing import TypeAlias
 
     from terax_jupyter.services.pty.backend import PtyProcess
+    from terax_jupyter.services.pty.wire import (
+        AgentDetails,
+        AgentState,
+        Notice,
+        Phase,
+        ServerChange,
+        ServerMessage,
+        SessionRecord,
+    )
 
 
 class ServerWatch(Protocol):
@@ -70,7 +80,7 @@ class ServerWatch(Protocol):
 if TYPE_CHECKING:
     # ``factory(emit, pid)``: the ServerWatch of one session; ``emit`` gets its events.
     ServerWatchFactory: TypeAlias = Callable[
-        [Callable[[dict[str, Any]], None], int | None], ServerWatch
+        [Callable[[ServerChange], None], int | None], ServerWatch
     ]
 
 
@@ -96,7 +106,7 @@ class PtyClient(Protocol):
     def send_output(self, data: bytes) -> asyncio.Future[Any] | None:
         """Send bytes; the future resolves once the transport took them (None: gone)."""
 
-    def send_control(self, message: dict[str, Any]) -> asyncio.Future[Any] | None:
+    def send_control(self, message: ServerMessage) -> asyncio.Future[Any] | None:
         """Send a JSON message; a future that resolves once the transport took it, or None
         (not tracked)."""
 
@@ -143,7 +153,7 @@ class _Replay:
         self.skip_line = skip_line  # the ring's first line may begin inside a sequence
         self.started = False  # the SGR reset went out
         self.in_transport = 0  # chunks handed to the transport and not yet taken
-        self.backlog: deque[bytes | dict[str, Any]] = deque()
+        self.backlog: deque[bytes | ServerMessage] = deque()
 
 
 class _Attached:
@@ -225,7 +235,7 @@ class PtySession:
         self.created_at = time.time()
         self.last_activity = time.monotonic()
         self.title = ""
-        self.phase = "starting"  # "prompt" | "input" | "running" once integration speaks
+        self.phase: Phase = "starting"  # prompt, input, running once integration speaks
         self.alt_screen = False
         self.alt_screen_offset = 0
         self.exit_code: int | None = None
@@ -449,7 +459,7 @@ class PtySession:
         replay.in_transport += 1
         attached.pending += size
         future.add_done_callback(
-            lambda f, a=attached, r=replay, n=size: self._replay_sent(f, a, r, n)
+            functools.partial(self._replay_sent, attached=attached, replay=replay, size=size)
         )
 
     def _replay_sent(
@@ -593,7 +603,7 @@ class PtySession:
         if not counted:
             attached.pending += size
         if not attached.acks:
-            future.add_done_callback(lambda f, a=attached, n=size: self._taken(f, a, n))
+            future.add_done_callback(functools.partial(self._taken, attached=attached, size=size))
         else:
             future.add_done_callback(_retrieve)
 
@@ -612,7 +622,7 @@ class PtySession:
         _retrieve(future)
         self._delivered(attached, size)
 
-    def _control(self, attached: _Attached, message: dict[str, Any]) -> None:
+    def _control(self, attached: _Attached, message: ServerMessage) -> None:
         """A control message, in order with the output: behind a replay if one runs."""
         replay = attached.replay
         if replay is not None:
@@ -624,7 +634,7 @@ class PtySession:
         future = attached.client.send_control(message)
         if future is not None:
             attached.controls_unsent += 1
-            future.add_done_callback(lambda f, a=attached: self._control_sent(f, a))
+            future.add_done_callback(functools.partial(self._control_sent, attached=attached))
 
     @staticmethod
     def _control_sent(future: asyncio.Future[Any], attached: _Attached) -> None:
@@ -772,13 +782,13 @@ class PtySession:
             self.servers.command_ended()
         self._notify_listeners()
 
-    def _agent_event(self, agent: str, state: str, details: dict[str, object]) -> None:
+    def _agent_event(self, agent: str, state: AgentState, details: AgentDetails) -> None:
         self.broadcast({"type": "agent", "agent": agent, "state": state, **details})
 
-    def _server_event(self, details: dict[str, Any]) -> None:
-        self.broadcast({"type": "server", **details})
+    def _server_event(self, change: ServerChange) -> None:
+        self.broadcast({"type": "server", **change})
 
-    def broadcast(self, message: dict[str, Any]) -> None:
+    def broadcast(self, message: ServerMessage) -> None:
         self._flush()
         for attached in list(self._attached):
             with contextlib.suppress(Exception):
@@ -871,7 +881,7 @@ class PtySession:
             return await asyncio.to_thread(terminal_text.strip, data)
         return terminal_text.strip(data)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> SessionRecord:
         return {
             "id": self.id,
             "name": self.name,
@@ -899,7 +909,7 @@ def new_nonce() -> str:
     return secrets.token_hex(8)
 
 
-def _skipped_notice(skipped: int, what: str) -> dict[str, Any]:
+def _skipped_notice(skipped: int, what: str) -> Notice:
     return {
         "type": "notice",
         "kind": "skipped",
@@ -909,11 +919,11 @@ def _skipped_notice(skipped: int, what: str) -> dict[str, Any]:
 
 
 def _quietly(
-    send: Callable[[dict[str, Any]], asyncio.Future[Any] | None],
-) -> Callable[[dict[str, Any]], None]:
+    send: Callable[[ServerMessage], asyncio.Future[Any] | None],
+) -> Callable[[ServerMessage], None]:
     """``send``, with the error of the future it returns (a closed socket) marked as seen."""
 
-    def call(message: dict[str, Any]) -> None:
+    def call(message: ServerMessage) -> None:
         future = send(message)
         if future is not None:
             future.add_done_callback(_retrieve)

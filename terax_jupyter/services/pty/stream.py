@@ -7,7 +7,7 @@ import contextlib
 import json
 import signal
 import socket
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from jupyter_server.auth.decorator import ws_authenticated
 from tornado import web
@@ -19,6 +19,7 @@ from terax_jupyter.exceptions import NotFound, Unavailable
 
 if TYPE_CHECKING:
     from terax_jupyter.services.pty.session import PtySession
+    from terax_jupyter.services.pty.wire import ServerMessage
 
 # A small kernel send buffer keeps what a slow browser has not read yet on our side of the
 # socket, where flow control counts it, instead of in megabytes of autotuned buffer.
@@ -80,10 +81,11 @@ class PtyStreamWebSocket(TeraxWebSocketHandler):
         self.session = session
         await super().get(session_id)
 
-    def open(self, session_id: str) -> None:  # type: ignore[override]
+    def open(self, session_id: str) -> None:
         super().open()
         self.set_nodelay(True)
         with contextlib.suppress(Exception):
+            # No connection or stream (closed already): the suppress skips the tuning.
             stream_socket = self.ws_connection.stream.socket  # type: ignore[union-attr]
             stream_socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
             unsent_option = getattr(socket, "TCP_NOTSENT_LOWAT", None)
@@ -134,18 +136,18 @@ class PtyStreamWebSocket(TeraxWebSocketHandler):
     def send_output(self, data: bytes) -> asyncio.Future[Any] | None:
         activity.mark(self.settings)  # output someone is shown is activity (as in Lab)
         try:
-            return self.write_message(data, binary=True)  # type: ignore[return-value]
+            return self.write_message(data, binary=True)
         except WebSocketClosedError:
             return None
 
-    def send_control(self, message: dict[str, Any]) -> asyncio.Future[Any] | None:
+    def send_control(self, message: ServerMessage) -> asyncio.Future[Any] | None:
         try:
-            return self.write_message(json.dumps(message))  # type: ignore[return-value]
+            return self.write_message(json.dumps(message))
         except WebSocketClosedError:
             return None
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

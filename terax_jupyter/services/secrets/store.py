@@ -10,7 +10,7 @@ import threading
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from terax_jupyter.exceptions import Unavailable
-from terax_jupyter.security.storage import read_private_file, write_private_file
+from terax_jupyter.security.storage import read_private_json, write_private_file
 
 if TYPE_CHECKING:
     from keyring.backend import KeyringBackend
@@ -87,22 +87,16 @@ class FileStore(SecretStore):
         return {"kind": self.kind, "path": self.path}
 
     def _read(self) -> dict[str, str]:
-        text = read_private_file(self.path)
-        if text is None:
-            return {}
-        try:
-            data = json.loads(text)
-        except ValueError:
-            data = None
+        corrupt = "{path} is not a Terax key file; move it away to start a new one."
+        data = read_private_json(
+            self.path, corrupt, reason="secrets_store_corrupt", missing={"keys": {}}
+        )
         keys = data.get("keys") if isinstance(data, dict) else None
         if not isinstance(keys, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in keys.items()
         ):
             # Never overwritten: the keys in it would be lost.
-            raise Unavailable(
-                f"{self.path} is not a Terax key file; move it away to start a new one.",
-                reason="secrets_store_corrupt",
-            )
+            raise Unavailable(corrupt.format(path=self.path), reason="secrets_store_corrupt")
         return dict(keys)
 
     def _write(self, keys: dict[str, str]) -> None:

@@ -11,8 +11,8 @@ from tornado.httpclient import HTTPClientError
 
 from terax_jupyter.exceptions import InvalidRequest
 from terax_jupyter.pytest_plugin import error_of
+from terax_jupyter.security.rules import matching_rule, validate_rules
 from terax_jupyter.services.ai.agents import ALL_TOOLS
-from terax_jupyter.services.ai.rules import matching_rule, validate_rules
 from terax_jupyter.services.ai.tools.base import Proposal
 
 if TYPE_CHECKING:

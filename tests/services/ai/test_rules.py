@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from terax_jupyter.exceptions import InvalidRequest
-from terax_jupyter.services.ai.agents import ALL_TOOLS
-from terax_jupyter.services.ai.command_options import EXACT_ONLY, PROGRAMS, uncovered
-from terax_jupyter.services.ai.rules import (
+from terax_jupyter.security.command_options import EXACT_ONLY, PROGRAMS, uncovered
+from terax_jupyter.security.rules import (
     command_covered,
     matching_rule,
     split_words,
     validate_rules,
 )
+from terax_jupyter.services.ai.agents import ALL_TOOLS
 from terax_jupyter.services.ai.tools.base import Proposal
 from terax_jupyter.testing import model_stub as turns
 

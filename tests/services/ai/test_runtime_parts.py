@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from terax_jupyter.exceptions import InvalidRequest, NotFound, ProtectedPath
+from terax_jupyter.security.rules import command_has_prefix, matching_rule, validate_rules
 from terax_jupyter.services.ai import events as events_module
 from terax_jupyter.services.ai.agents import ALL_TOOLS, READ_ONLY_TOOLS, AgentCatalog
 from terax_jupyter.services.ai.approvals import parse_decision
@@ -16,7 +17,6 @@ from terax_jupyter.services.ai.compaction import compact, estimate_tokens
 from terax_jupyter.services.ai.events import EventHub
 from terax_jupyter.services.ai.prompts import load_memory, system_prompt
 from terax_jupyter.services.ai.providers.base import Message, ToolCall
-from terax_jupyter.services.ai.rules import command_has_prefix, matching_rule, validate_rules
 from terax_jupyter.services.ai.runner import NO_RESULT, repaired
 from terax_jupyter.services.ai.tools.base import Proposal
 from terax_jupyter.services.fs.manager import FileManager
@@ -34,7 +34,7 @@ async def test_events_are_numbered_and_replayed_after_a_sequence_number() -> Non
     subscription = hub.subscribe("s", after=3)
     assert (await subscription.next())["text"] == "3"
     assert (await subscription.next())["text"] == "4"
-    hub.publish("s", {"type": "finish"})
+    hub.publish("s", {"type": "finish", "reason": "stop", "steps": 1})
     assert (await subscription.next())["seq"] == 6
     assert hub.last_seq("s") == 6
     assert hub.last_seq("other") == 0
@@ -43,8 +43,8 @@ async def test_events_are_numbered_and_replayed_after_a_sequence_number() -> Non
 async def test_a_client_behind_the_ring_is_told_to_resync(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(events_module, "RING_SIZE", 3)
     hub = EventHub()
-    for _ in range(10):
-        hub.publish("s", {"type": "step"})
+    for step in range(1, 11):
+        hub.publish("s", {"type": "step", "index": step})
     subscription = hub.subscribe("s", after=1)
     first = await subscription.next()
     assert first["type"] == "resync"
@@ -63,6 +63,26 @@ async def test_a_stuck_subscriber_is_cut_off_not_buffered(monkeypatch: pytest.Mo
     assert received[-1]["type"] == "overflow"
     assert len(received) == 6
     assert subscription.closed
+
+
+def test_an_event_off_its_declaration_fails_the_check(
+    wire_messages_fit_their_schema: list[str],
+) -> None:
+    """The check every test runs on the events it sees (tests/conftest.py): a field its
+    declaration lacks, a field of another type, a missing field and an unknown type. Each
+    raises where it is published, and is recorded for the test's teardown too."""
+    hub = EventHub()
+    hub.publish("s", {"type": "text_delta", "text": "fine", "parent_call_id": "c1"})
+    for event, fault in [
+        ({"type": "text_delta", "text": "x", "extra": 1}, "'extra' was unexpected"),
+        ({"type": "text_delta", "text": 3}, "3 is not of type 'string'"),
+        ({"type": "step"}, "'index' is a required property"),
+        ({"type": "no_such_event"}, "no message with type 'no_such_event'"),
+    ]:
+        with pytest.raises(AssertionError, match=fault):
+            hub.publish("s", event)
+    assert len(wire_messages_fit_their_schema) == 4
+    wire_messages_fit_their_schema.clear()
 
 
 async def test_forgetting_a_session_ends_its_streams() -> None:

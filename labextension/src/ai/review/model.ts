@@ -16,6 +16,7 @@ import {
   type IAiHunk
 } from '../../api/ai';
 import { readFile } from '../../api/fs';
+import type { AiEventToolCallFinished } from '../../api/openapi';
 import { TeraxAPIError } from '../../api/request';
 import {
   applyAll,
@@ -239,7 +240,7 @@ export class ReviewModel implements IDisposable {
     this._changed.emit();
     const decision = this.decision();
     const callId = approval.call_id;
-    let written: Promise<IAiEvent | null> | null = null;
+    let written: Promise<AiEventToolCallFinished | null> | null = null;
     try {
       if (decision.decision === 'approve' && callId) {
         // Listen before deciding, so that the write cannot be missed.
@@ -470,17 +471,19 @@ export class ReviewModel implements IDisposable {
     }
     switch (event.type) {
       case 'tool_call_finished': {
-        const waiter = this._waiters.get(String(event.call_id));
+        const waiter = this._waiters.get(event.call_id);
         if (waiter) {
-          this._waiters.delete(String(event.call_id));
+          this._waiters.delete(event.call_id);
           waiter(event);
         }
         return;
       }
       case 'approval_resolved':
       case 'approval_expired': {
-        const approval = event.approval as IAiApproval | undefined;
-        const id = approval?.id ?? event.approval_id;
+        const id =
+          event.type === 'approval_resolved'
+            ? event.approval.id
+            : event.approval_id;
         if (id === this.approvalId && !this._busy) {
           void this.load();
         }
@@ -499,7 +502,9 @@ export class ReviewModel implements IDisposable {
     }
   }
 
-  private _waitForCall(callId: string): Promise<IAiEvent | null> {
+  private _waitForCall(
+    callId: string
+  ): Promise<AiEventToolCallFinished | null> {
     return new Promise(resolve => {
       const timer = setTimeout(() => {
         this._waiters.delete(callId);
@@ -527,7 +532,10 @@ export class ReviewModel implements IDisposable {
   private _retry: ReturnType<typeof setTimeout> | null = null;
   private _reconnects = 0;
   private _lastSeq: number | null = null;
-  private _waiters = new Map<string, (event: IAiEvent | null) => void>();
+  private _waiters = new Map<
+    string,
+    (event: AiEventToolCallFinished | null) => void
+  >();
   private _changed = new Signal<this, void>(this);
   private _fileWritten = new Signal<this, string>(this);
 }
@@ -571,11 +579,11 @@ function acceptedOf(approval: IAiApproval, all: number[]): number[] {
   }
 }
 
-function outcomeOf(event: IAiEvent | null): IReviewOutcome {
+function outcomeOf(event: AiEventToolCallFinished | null): IReviewOutcome {
   if (!event) {
     return { status: 'sent' };
   }
-  const data = (event.data ?? {}) as Record<string, unknown>;
+  const data = event.data;
   const applied =
     typeof data.hunks_applied === 'number' ? data.hunks_applied : undefined;
   const total =
@@ -583,7 +591,7 @@ function outcomeOf(event: IAiEvent | null): IReviewOutcome {
   if (event.is_error || event.status === 'error') {
     return {
       status: 'failed',
-      message: typeof event.content === 'string' ? event.content : undefined
+      message: event.content || undefined
     };
   }
   return { status: 'applied', applied, total };

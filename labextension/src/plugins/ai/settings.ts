@@ -5,6 +5,7 @@
 import type { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import type { AiPanelModel, IAiPanelSettings } from '../../ai';
+import { loadPluginSettings } from '../../common/settings';
 import { PLUGIN_ID } from './ids';
 
 /**
@@ -40,29 +41,17 @@ export function loadSettings(
   model: AiPanelModel,
   holder: ISettingsHolder
 ): void {
-  if (!registry) {
-    return;
-  }
-  void registry
-    .load(PLUGIN_ID)
-    .then(loaded => {
-      holder.current = loaded;
-      const apply = (): void => {
-        const config: IAiPanelSettings = {
-          provider: loaded.get('defaultProvider').composite as string,
-          model: loaded.get('defaultModel').composite as string,
-          snippets: (loaded.get('snippets').composite ?? {}) as Record<
-            string,
-            string
-          >,
-          expandReasoning: loaded.get('expandReasoning').composite as boolean
-        };
-        model.setConfig(config);
-      };
-      apply();
-      loaded.changed.connect(apply);
-    })
-    .catch(reason => {
-      console.error(`Could not load the settings of ${PLUGIN_ID}.`, reason);
-    });
+  loadPluginSettings(registry, PLUGIN_ID, loaded => {
+    holder.current = loaded;
+    const config: IAiPanelSettings = {
+      provider: loaded.get('defaultProvider').composite as string,
+      model: loaded.get('defaultModel').composite as string,
+      snippets: (loaded.get('snippets').composite ?? {}) as Record<
+        string,
+        string
+      >,
+      expandReasoning: loaded.get('expandReasoning').composite as boolean
+    };
+    model.setConfig(config);
+  });
 }

@@ -3,6 +3,7 @@
  */
 import type { ISettingRegistry } from '@jupyterlab/settingregistry';
 
+import { loadPluginSettings } from '../../common/settings';
 import { PLUGIN_ID } from './ids';
 
 /**
@@ -19,20 +20,8 @@ export function loadSettings(
   registry: ISettingRegistry | null,
   settings: IGitSettings
 ): void {
-  if (!registry) {
-    return;
-  }
-  void registry
-    .load(PLUGIN_ID)
-    .then(loaded => {
-      const apply = (): void => {
-        settings.historyPageSize = loaded.get('historyPageSize')
-          .composite as number;
-      };
-      apply();
-      loaded.changed.connect(apply);
-    })
-    .catch(reason => {
-      console.error(`Could not load the settings of ${PLUGIN_ID}.`, reason);
-    });
+  loadPluginSettings(registry, PLUGIN_ID, loaded => {
+    settings.historyPageSize = loaded.get('historyPageSize')
+      .composite as number;
+  });
 }

@@ -4,6 +4,7 @@
  */
 import type { ISettingRegistry } from '@jupyterlab/settingregistry';
 
+import { loadPluginSettings } from '../../common/settings';
 import { PLUGIN_ID } from './ids';
 
 /**
@@ -29,24 +30,12 @@ export function loadSettings(
   registry: ISettingRegistry | null,
   config: IPreviewSettings
 ): void {
-  if (!registry) {
-    return;
-  }
-  void registry
-    .load(PLUGIN_ID)
-    .then(loaded => {
-      const apply = (): void => {
-        for (const key of Object.keys(DEFAULT_CONFIG)) {
-          const value = loaded.get(key).composite;
-          if (typeof value === 'boolean') {
-            Reflect.set(config, key, value);
-          }
-        }
-      };
-      apply();
-      loaded.changed.connect(apply);
-    })
-    .catch(reason => {
-      console.error(`Could not load the settings of ${PLUGIN_ID}.`, reason);
-    });
+  loadPluginSettings(registry, PLUGIN_ID, loaded => {
+    for (const key of Object.keys(DEFAULT_CONFIG)) {
+      const value = loaded.get(key).composite;
+      if (typeof value === 'boolean') {
+        Reflect.set(config, key, value);
+      }
+    }
+  });
 }

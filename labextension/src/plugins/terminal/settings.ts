@@ -9,6 +9,7 @@ import type {
   RendererManager,
   TerminalPane
 } from '../../terminal';
+import { loadPluginSettings } from '../../common/settings';
 import { PLUGIN_ID } from './ids';
 
 /**
@@ -43,28 +44,16 @@ export function loadSettings(
   renderers: RendererManager,
   allPanes: () => TerminalPane[]
 ): void {
-  if (!registry) {
-    return;
-  }
-  void registry
-    .load(PLUGIN_ID)
-    .then(settings => {
-      const apply = (): void => {
-        for (const key of Object.keys(DEFAULT_CONFIG)) {
-          const value = settings.get(key).composite;
-          if (value !== undefined && value !== null) {
-            Reflect.set(config, key, value);
-          }
-        }
-        renderers.setCapacity(config.rendererPoolSize);
-        allPanes().forEach(p => p.applyConfig());
-      };
-      apply();
-      settings.changed.connect(apply);
-    })
-    .catch(reason => {
-      console.error(`Could not load the settings of ${PLUGIN_ID}.`, reason);
-    });
+  loadPluginSettings(registry, PLUGIN_ID, settings => {
+    for (const key of Object.keys(DEFAULT_CONFIG)) {
+      const value = settings.get(key).composite;
+      if (value !== undefined && value !== null) {
+        Reflect.set(config, key, value);
+      }
+    }
+    renderers.setCapacity(config.rendererPoolSize);
+    allPanes().forEach(p => p.applyConfig());
+  });
 }
 
 /**

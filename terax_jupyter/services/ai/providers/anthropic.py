@@ -27,7 +27,7 @@ from terax_jupyter.services.ai.providers.errors import (
 from terax_jupyter.services.ai.providers.http import HttpProvider
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncGenerator
 
     from terax_jupyter.services.ai.providers.base import (
         ChatRequest,
@@ -89,7 +89,9 @@ class AnthropicProvider(HttpProvider):
         # signed thinking blocks back, and Message keeps reasoning as plain text only.
         return body
 
-    async def _attempt(self, payload: dict[str, Any], model: str) -> AsyncIterator[StreamEvent]:
+    async def _attempt(
+        self, payload: dict[str, Any], model: str
+    ) -> AsyncGenerator[StreamEvent, None]:
         call = ProviderCall(self.config, redact=self._redact, model=model)
         reader = _EventReader(self.config, call)
         with call:

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncGenerator
 
 Role = Literal["system", "user", "assistant", "tool"]
 WireKind = Literal["openai", "anthropic"]
@@ -205,9 +205,10 @@ class Provider(abc.ABC):
     config: ProviderConfig
 
     @abc.abstractmethod
-    def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+    def stream(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         """Stream one answer. Ends with ``Finished`` or raises a ``ProviderError``
-        (``StreamCut`` when the stream stops before its end)."""
+        (``StreamCut`` when the stream stops before its end). A caller that stops reading
+        early closes it (``contextlib.aclosing``)."""
 
     @abc.abstractmethod
     async def list_models(self) -> list[dict[str, Any]]:

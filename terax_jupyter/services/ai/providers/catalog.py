@@ -18,10 +18,9 @@ from terax_jupyter.exceptions import (
     InvalidRequest,
     NotFound,
     TeraxError,
-    Unavailable,
 )
 from terax_jupyter.security.network import DEFAULT_PORTS, HOP_BY_HOP, check_url
-from terax_jupyter.security.storage import read_private_file, write_private_file
+from terax_jupyter.security.storage import read_private_json, write_private_file
 from terax_jupyter.services.ai.providers.base import ProviderConfig
 from terax_jupyter.services.secrets.manager import PROVIDER_KEYS, check_name
 
@@ -35,6 +34,8 @@ KINDS = ("openai", "anthropic")
 FIELDS = frozenset({"label", "kind", "base_url", "key_name", "local", "product", "headers"})
 # What a user may change of a built-in: where it lives. Its key name and format stay.
 BUILTIN_USER_FIELDS = frozenset({"base_url", "local"})
+# What a providers file that is not JSON raises (it is never overwritten).
+_CORRUPT = "{path} is not a providers file; move it away to start over."
 MAX_URL = 2048
 MAX_HEADERS = 16
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}", re.ASCII)
@@ -250,28 +251,20 @@ class ProviderCatalog:
         if self._user is not None:
             return self._user
         entries: dict[str, dict[str, Any]] = {}
-        text = read_private_file(self._store_path) if self._store_path else None
-        if text is not None:
+        data = read_private_json(self._store_path, _CORRUPT, reason="providers_store_corrupt")
+        stored = data.get("providers") if isinstance(data, dict) else None
+        for provider_id, fields in (stored if isinstance(stored, dict) else {}).items():
             try:
-                data = json.loads(text)
-            except ValueError:
-                raise Unavailable(
-                    f"{self._store_path} is not a providers file; move it away to start over.",
-                    reason="providers_store_corrupt",
-                ) from None
-            stored = data.get("providers") if isinstance(data, dict) else None
-            for provider_id, fields in (stored if isinstance(stored, dict) else {}).items():
-                try:
-                    check_id(provider_id)
-                    if provider_id in BUILTINS and set(fields) - BUILTIN_USER_FIELDS:
-                        raise InvalidRequest("changes more than base_url and local")
-                    checked = _check_fields(fields)
-                    if provider_id not in BUILTINS:
-                        _build(provider_id, _stored_form(checked), "user")
-                except (TeraxError, TypeError, AttributeError) as error:
-                    self._log.warning("Ignoring the stored provider %r: %s", provider_id, error)
-                    continue
-                entries[provider_id] = _stored_form(checked)
+                check_id(provider_id)
+                if provider_id in BUILTINS and set(fields) - BUILTIN_USER_FIELDS:
+                    raise InvalidRequest("changes more than base_url and local")
+                checked = _check_fields(fields)
+                if provider_id not in BUILTINS:
+                    _build(provider_id, _stored_form(checked), "user")
+            except (TeraxError, TypeError, AttributeError) as error:
+                self._log.warning("Ignoring the stored provider %r: %s", provider_id, error)
+                continue
+            entries[provider_id] = _stored_form(checked)
         self._user = entries
         return entries
 

@@ -15,7 +15,7 @@ from terax_jupyter.services.ai.providers.errors import ProviderCall, bad_respons
 from terax_jupyter.services.ai.providers.retry import RetryPolicy
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncGenerator, AsyncIterator
 
     from httpx_sse import ServerSentEvent
 
@@ -54,7 +54,7 @@ class HttpProvider(Provider):
         """The wire body of one streamed request."""
 
     @abc.abstractmethod
-    def _attempt(self, payload: dict[str, Any], model: str) -> AsyncIterator[StreamEvent]:
+    def _attempt(self, payload: dict[str, Any], model: str) -> AsyncGenerator[StreamEvent, None]:
         """One try at streaming ``payload``; the retry policy decides about the next."""
 
     # Events that say only "still here" (Anthropic's ping): like SSE comments, which never
@@ -63,7 +63,7 @@ class HttpProvider(Provider):
 
     async def _paced(
         self, events: AsyncIterator[ServerSentEvent]
-    ) -> AsyncIterator[ServerSentEvent]:
+    ) -> AsyncGenerator[ServerSentEvent, None]:
         """``events``, failing as a read timeout when no event with data arrived for the
         client's read timeout. httpx times single socket reads only, so a server sending
         keep-alive comments (``: OPENROUTER PROCESSING``) or pings would hold a stalled
@@ -87,7 +87,7 @@ class HttpProvider(Provider):
                     deadline = loop.time() + limit
                 yield sse
 
-    def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+    def stream(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         payload = self.payload(request)
         return self._retry.stream(lambda: self._attempt(payload, request.model))
 

@@ -8,7 +8,7 @@ import re
 import uuid
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import httpx
 from httpx_sse import aconnect_sse
@@ -33,7 +33,7 @@ from terax_jupyter.services.ai.providers.errors import (
 from terax_jupyter.services.ai.providers.http import HttpProvider
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncGenerator
 
     from terax_jupyter.services.ai.providers.base import (
         ChatRequest,
@@ -138,7 +138,9 @@ class OpenAIProvider(HttpProvider):
         # own, and the knobs (reasoning_effort, think) differ from server to server.
         return body
 
-    async def _attempt(self, payload: dict[str, Any], model: str) -> AsyncIterator[StreamEvent]:
+    async def _attempt(
+        self, payload: dict[str, Any], model: str
+    ) -> AsyncGenerator[StreamEvent, None]:
         call = ProviderCall(self.config, redact=self._redact, model=model)
         reader = _ChunkReader(self.config.id)
         with call:
@@ -421,11 +423,11 @@ def _int(value: Any) -> int:
     return value if _is_int(value) else 0
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_str(value: Any) -> bool:
+def _is_str(value: Any) -> TypeGuard[str]:
     return isinstance(value, str)
 
 

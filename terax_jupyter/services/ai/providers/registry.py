@@ -9,16 +9,19 @@ import logging
 import threading
 import unicodedata
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 
-from terax_jupyter.exceptions import Conflict, InvalidRequest, NotFound, TeraxError, Unavailable
-from terax_jupyter.security.storage import read_private_file, write_private_file
+from terax_jupyter.exceptions import Conflict, InvalidRequest, NotFound, TeraxError
+from terax_jupyter.security.storage import read_private_json, write_private_file
 from terax_jupyter.services.ai.providers.catalog import check_id
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
 log = logging.getLogger(__name__)
+
+# What a models file that is not JSON raises (it is never overwritten).
+_CORRUPT = "{path} is not a models file; move it away to start over."
 
 LOCAL_PROVIDERS = frozenset({"ollama", "lmstudio", "mlx"})
 # Unknown models: a local server's usual context (Ollama and LM Studio load far less than a
@@ -228,23 +231,15 @@ class ModelRegistry:
         if self._user is not None:
             return self._user
         models: dict[tuple[str, str], ModelInfo] = {}
-        text = read_private_file(self._store_path) if self._store_path else None
-        if text is not None:
+        data = read_private_json(self._store_path, _CORRUPT, reason="models_store_corrupt")
+        stored = data.get("models") if isinstance(data, dict) else None
+        for item in stored if isinstance(stored, list) else []:
             try:
-                data = json.loads(text)
-            except ValueError:
-                raise Unavailable(
-                    f"{self._store_path} is not a models file; move it away to start over.",
-                    reason="models_store_corrupt",
-                ) from None
-            stored = data.get("models") if isinstance(data, dict) else None
-            for item in stored if isinstance(stored, list) else []:
-                try:
-                    info = _checked(item)
-                except (TeraxError, TypeError, AttributeError) as error:
-                    log.warning("Ignoring a stored model: %s", error)
-                    continue
-                models[(info.provider, info.id)] = info
+                info = _checked(item)
+            except (TeraxError, TypeError, AttributeError) as error:
+                log.warning("Ignoring a stored model: %s", error)
+                continue
+            models[(info.provider, info.id)] = info
         self._user = models
         return models
 
@@ -323,5 +318,5 @@ def _name(value: Any, what: str, limit: int) -> str:
     return value.strip()
 
 
-def _count(value: Any, low: int, high: int) -> bool:
+def _count(value: Any, low: int, high: int) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high

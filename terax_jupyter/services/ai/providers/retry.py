@@ -11,7 +11,7 @@ from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+    from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 
     from terax_jupyter.exceptions import TeraxError
 
@@ -88,14 +88,16 @@ class RetryPolicy:
         backoff = self.base * (2**attempt) * (0.75 + random.random() / 2)
         return min(self.max_delay, backoff)
 
-    async def stream(self, attempt: Callable[[], AsyncIterator[T]]) -> AsyncIterator[T]:
+    async def stream(
+        self, attempt: Callable[[], AsyncGenerator[T, None]]
+    ) -> AsyncGenerator[T, None]:
         """The events of ``attempt()``, repeated while it fails with ``RetryableFailure``
         before yielding anything."""
         retries = 0
         while True:
             yielded = False
             try:
-                async with aclosing(attempt()) as events:  # type: ignore[type-var]
+                async with aclosing(attempt()) as events:
                     async for event in events:
                         yielded = True
                         yield event

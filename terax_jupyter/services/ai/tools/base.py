@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from terax_jupyter.security import SecurityLayer
     from terax_jupyter.services.ai.tools.processes import ProcessRegistry
+    from terax_jupyter.services.ai.wire import ToolEvent
     from terax_jupyter.services.browser.manager import BrowserManager
     from terax_jupyter.services.fs.grep import GrepSearch
     from terax_jupyter.services.fs.manager import FileManager
@@ -52,7 +53,7 @@ class ToolContext:
     grep: GrepSearch
     reads: ReadLedger
     processes: ProcessRegistry
-    emit: Callable[[dict[str, Any]], None]
+    emit: Callable[[ToolEvent], None]
     pty: PtyManager | None = None
     browser: BrowserManager | None = None
     user: str | None = None

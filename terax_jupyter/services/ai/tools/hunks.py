@@ -9,7 +9,7 @@ from terax_jupyter.exceptions import InvalidRequest
 from terax_jupyter.services.ai.tools.base import Hunk
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable
 
 NO_NEWLINE = "\\ No newline at end of file"
 Opcode = tuple[str, int, int, int, int]
@@ -81,7 +81,7 @@ def _matcher(a: list[str], b: list[str]) -> difflib.SequenceMatcher[str]:
     return difflib.SequenceMatcher(None, a, b)
 
 
-def _groups(a: list[str], b: list[str], context: int) -> Iterator[list[Opcode]]:
+def _groups(a: list[str], b: list[str], context: int) -> Iterable[list[Opcode]]:
     return _matcher(a, b).get_grouped_opcodes(context)
 
 

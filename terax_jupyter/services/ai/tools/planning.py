@@ -11,6 +11,7 @@ from terax_jupyter.services.ai.tools.files import string_arg
 
 if TYPE_CHECKING:
     from terax_jupyter.services.ai.tools.base import ToolContext
+    from terax_jupyter.services.ai.wire import Todo
 
 STATUSES = ("pending", "in_progress", "completed")
 MAX_TODOS = 100
@@ -64,12 +65,12 @@ class TodoWrite(Tool):
         return ToolResult(summary, data={"todos": todos})
 
 
-def _todos(value: Any, context: ToolContext) -> list[dict[str, str]]:
+def _todos(value: Any, context: ToolContext) -> list[Todo]:
     if not isinstance(value, list):
         raise InvalidRequest("'todos' must be a list.", reason="invalid_argument")
     if len(value) > MAX_TODOS:
         raise InvalidRequest(f"At most {MAX_TODOS} todos.", reason="invalid_argument")
-    todos = []
+    todos: list[Todo] = []
     for number, item in enumerate(value, start=1):
         if not isinstance(item, dict) or set(item) - {"content", "status"}:
             raise InvalidRequest(

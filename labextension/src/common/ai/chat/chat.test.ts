@@ -47,6 +47,7 @@ function approval(
 ): IChatApproval {
   return {
     id,
+    session_id: 's1',
     run_id: 'r1',
     call_id: callId,
     tool: 'bash_run',
@@ -55,20 +56,39 @@ function approval(
       tool: 'bash_run',
       kind: 'command',
       summary: 'Run touch x in .',
+      payload: { command: 'touch x', cwd: '.' },
       path: '.',
       command: 'touch x',
       diff: null,
       hunks: []
     },
     decision: null,
+    decided_by: null,
+    created_at: 1,
+    decided_at: null,
+    auto_rule: null,
     ...fields
   };
 }
 
 let seq = 0;
-function ev(type: string, fields: Record<string, unknown> = {}): IChatEvent {
+/**
+ * An event of a run, numbered in order. Its fields are what the reducer reads
+ * (a run_started's run is only { id, steps }), hence the cast.
+ */
+function ev(
+  type: IChatEvent['type'],
+  fields: Record<string, unknown> = {}
+): IChatEvent {
   seq += 1;
-  return { type, seq, run_id: 'r1', ...fields };
+  return {
+    type,
+    seq,
+    session_id: 's1',
+    time: 0,
+    run_id: 'r1',
+    ...fields
+  } as IChatEvent;
 }
 
 function live(): IChatEvent[] {
@@ -86,7 +106,12 @@ function live(): IChatEvent[] {
       name: 'bash_run',
       arguments: { command: 'touch x' }
     }),
-    ev('usage', { input_tokens: 100, output_tokens: 20, cached_tokens: 0 })
+    ev('usage', {
+      input_tokens: 100,
+      output_tokens: 20,
+      cached_tokens: 0,
+      cost: null
+    })
   ];
 }
 
@@ -288,7 +313,7 @@ describe('applyEvent', () => {
     expect(state.todos).toHaveLength(1);
     expect(state.rules[0].command_prefix).toBe('ls');
     expect(state.suggestion?.command).toBe('npm start');
-    state = applyEvent(state, { type: 'resync', seq: 99 });
+    state = applyEvent(state, { type: 'resync', seq: 99, session_id: 's1' });
     expect(state.stale).toBe(true);
     state = applyEvent(state, ev('deleted'));
     expect(state.deleted).toBe(true);
@@ -404,6 +429,8 @@ describe('buildChat', () => {
     const next = applyEvent(state, {
       type: 'approval_resolved',
       seq: 43,
+      session_id: 's1',
+      time: 0,
       run_id: 'r2',
       approval: approval('a2', 'c2', { status: 'denied' })
     });
@@ -526,28 +553,23 @@ describe('composer helpers', () => {
   });
 
   it('lists own prompts newest first without repeats', () => {
+    seq = 0;
     const state = applyEvents(emptyChat('s1'), [
-      {
-        type: 'run_started',
-        seq: 1,
+      ev('run_started', {
         run_id: 'a',
-        run: { id: 'a' },
+        run: { id: 'a', steps: 0 },
         prompt: 'one'
-      },
-      {
-        type: 'run_started',
-        seq: 2,
+      }),
+      ev('run_started', {
         run_id: 'b',
-        run: { id: 'b' },
+        run: { id: 'b', steps: 0 },
         prompt: 'two'
-      },
-      {
-        type: 'run_started',
-        seq: 3,
+      }),
+      ev('run_started', {
         run_id: 'c',
-        run: { id: 'c' },
+        run: { id: 'c', steps: 0 },
         prompt: 'one'
-      }
+      })
     ]);
     expect(promptHistory(state)).toEqual(['one', 'two']);
   });
@@ -592,14 +614,29 @@ describe('views', () => {
 describe('cost', () => {
   it('adds the cost of priced calls and stays unknown without prices', () => {
     let state = applyEvents(emptyChat('s1'), [
-      ev('run_started', { run_id: 'r1', prompt: 'x' }),
-      ev('usage', { input_tokens: 1000, output_tokens: 100, cost: 0.0045 }),
-      ev('usage', { input_tokens: 1000, output_tokens: 100, cost: 0.0045 })
+      ev('run_started', { run: { id: 'r1', steps: 0 }, prompt: 'x' }),
+      ev('usage', {
+        input_tokens: 1000,
+        output_tokens: 100,
+        cached_tokens: 0,
+        cost: 0.0045
+      }),
+      ev('usage', {
+        input_tokens: 1000,
+        output_tokens: 100,
+        cached_tokens: 0,
+        cost: 0.0045
+      })
     ]);
     expect(state.usage.cost).toBeCloseTo(0.009);
     state = applyEvents(emptyChat('s2'), [
-      ev('run_started', { run_id: 'r2', prompt: 'x' }),
-      ev('usage', { input_tokens: 10, output_tokens: 1 })
+      ev('run_started', { run: { id: 'r2', steps: 0 }, prompt: 'x' }),
+      ev('usage', {
+        input_tokens: 10,
+        output_tokens: 1,
+        cached_tokens: 0,
+        cost: null
+      })
     ]);
     expect(state.usage.cost).toBeNull();
   });
@@ -614,7 +651,7 @@ describe('cost', () => {
 
 describe('workflowApprovalDetails', () => {
   const proposal = (
-    kind: string,
+    kind: IChatApproval['proposal']['kind'],
     shown: Record<string, unknown> | undefined
   ): IChatApproval['proposal'] => ({
     tool: 'browser_run_destructive_workflow',

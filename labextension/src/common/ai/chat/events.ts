@@ -3,33 +3,32 @@
  * idempotent on the events' sequence numbers.
  */
 
+import type { AiEventAnswerCut, AiEventFinish } from '../../../api/openapi';
 import { addUsage, newCard, newTurn, recordStatus } from './turns';
 import type {
   ChatPart,
   IChatApproval,
   IChatError,
   IChatEvent,
-  IChatRule,
   IChatState,
-  IChatTodo,
   IToolCard,
   ITurn,
   ITurnCut,
   IUsage
 } from './types';
 
-function str(value: unknown, fallback = ''): string {
-  return typeof value === 'string' ? value : fallback;
+/**
+ * The run an event belongs to (events of a plan or of the session have none).
+ */
+function runOf(event: IChatEvent): string | undefined {
+  return 'run_id' in event ? event.run_id : undefined;
 }
 
-function num(value: unknown): number | null {
-  return typeof value === 'number' && Number.isFinite(value) ? value : null;
-}
-
-function obj(value: unknown): Record<string, unknown> | null {
-  return value && typeof value === 'object' && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : null;
+/**
+ * The `agent` call whose sub-agent produced the event, if one did.
+ */
+function parentOf(event: IChatEvent): string | null {
+  return ('parent_call_id' in event && event.parent_call_id) || null;
 }
 
 function lastTurnIndex(state: IChatState, runId: string | undefined): number {
@@ -79,14 +78,14 @@ function updateParts(
   event: IChatEvent,
   change: (parts: ChatPart[]) => ChatPart[]
 ): IChatState {
-  const parent = event.parent_call_id;
+  const parent = parentOf(event);
   if (parent) {
     return updateTool(state, parent, card => ({
       ...card,
       children: change(card.children)
     }));
   }
-  return updateTurn(state, event.run_id, turn => ({
+  return updateTurn(state, runOf(event), turn => ({
     ...turn,
     parts: change(turn.parts)
   }));
@@ -113,13 +112,6 @@ function withApproval(
   approval: IChatApproval
 ): IChatApproval[] {
   return [...list.filter(a => a.id !== approval.id), approval];
-}
-
-function asApproval(value: unknown): IChatApproval | null {
-  const approval = obj(value);
-  return approval && typeof approval.id === 'string'
-    ? (approval as unknown as IChatApproval)
-    : null;
 }
 
 function endTools(
@@ -153,17 +145,34 @@ function endTools(
 }
 
 /**
- * The error of an `error` event (or a failed request).
+ * The fields of an error: an `error` event's, or a failed request's body.
+ */
+export interface IErrorFields {
+  message?: unknown;
+  reason?: unknown;
+  retry_after?: unknown;
+  provider?: unknown;
+}
+
+/**
+ * The error of an `error` event (or of a failed request, whose body is
+ * checked here since no schema has vouched for it).
  */
 export function chatError(
-  fields: Record<string, unknown>,
+  fields: IErrorFields,
   runId: string | null = null
 ): IChatError {
+  const text = (value: unknown): string | null =>
+    typeof value === 'string' && value ? value : null;
   return {
-    message: str(fields.message, 'Something went wrong.'),
-    reason: str(fields.reason, 'error'),
-    retryAfter: num(fields.retry_after),
-    provider: typeof fields.provider === 'string' ? fields.provider : null,
+    message: text(fields.message) ?? 'Something went wrong.',
+    reason: text(fields.reason) ?? 'error',
+    retryAfter:
+      typeof fields.retry_after === 'number' &&
+      Number.isFinite(fields.retry_after)
+        ? fields.retry_after
+        : null,
+    provider: text(fields.provider),
     runId
   };
 }
@@ -193,12 +202,11 @@ export function applyEvents(
 }
 
 function reduce(state: IChatState, event: IChatEvent): IChatState {
-  const parent = event.parent_call_id ?? null;
+  const parent = parentOf(event);
   switch (event.type) {
     case 'run_started': {
-      const run = obj(event.run);
-      const runId = str(run?.id, event.run_id ?? '') || null;
-      const steps = num(run?.steps) ?? 0;
+      const runId = event.run.id || event.run_id || null;
+      const steps = event.run.steps;
       let next: IChatState = {
         ...state,
         running: true,
@@ -211,7 +219,7 @@ function reduce(state: IChatState, event: IChatEvent): IChatState {
         ? state.turns.findIndex(turn => turn.runId === runId)
         : -1;
       if (index < 0) {
-        const turn = newTurn(runId, str(event.prompt));
+        const turn = newTurn(runId, event.prompt);
         turn.running = true;
         next = { ...next, turns: [...state.turns, turn] };
       } else {
@@ -226,7 +234,7 @@ function reduce(state: IChatState, event: IChatEvent): IChatState {
       if (parent) {
         return state;
       }
-      const index = num(event.index) ?? state.step + 1;
+      const index = event.index;
       return updateTurn({ ...state, step: index }, event.run_id, turn => ({
         ...turn,
         step: index
@@ -234,7 +242,7 @@ function reduce(state: IChatState, event: IChatEvent): IChatState {
     }
     case 'text_delta':
     case 'reasoning_delta': {
-      const text = str(event.text);
+      const text = event.text;
       if (!text) {
         return state;
       }
@@ -243,17 +251,17 @@ function reduce(state: IChatState, event: IChatEvent): IChatState {
     }
     case 'tool_call_streaming':
     case 'tool_call_started': {
-      const callId = str(event.call_id);
+      const callId = event.call_id;
       if (!callId) {
         return state;
       }
       const existing = state.tools[callId];
       const card: IToolCard = {
-        ...(existing ?? newCard(callId, str(event.name), parent)),
-        name: str(event.name, existing?.name ?? '')
+        ...(existing ?? newCard(callId, event.name, parent)),
+        name: event.name || (existing?.name ?? '')
       };
       if (event.type === 'tool_call_started') {
-        card.arguments = obj(event.arguments) ?? {};
+        card.arguments = event.arguments;
         card.status = 'running';
       }
       const next = { ...state, tools: { ...state.tools, [callId]: card } };
@@ -265,23 +273,18 @@ function reduce(state: IChatState, event: IChatEvent): IChatState {
           ]);
     }
     case 'tool_call_finished': {
-      const callId = str(event.call_id);
-      const status = str(event.status, 'done');
-      return updateTool(state, callId, card => ({
+      return updateTool(state, event.call_id, card => ({
         ...card,
-        status: recordStatus(status),
-        isError: Boolean(event.is_error),
-        durationMs: num(event.duration_ms),
-        result: str(event.content),
-        truncated: Boolean(event.truncated),
-        data: obj(event.data)
+        status: recordStatus(event.status || 'done'),
+        isError: event.is_error,
+        durationMs: event.duration_ms,
+        result: event.content,
+        truncated: event.truncated,
+        data: event.data
       }));
     }
     case 'approval_requested': {
-      const approval = asApproval(event.approval);
-      if (!approval) {
-        return state;
-      }
+      const approval = event.approval;
       const next = {
         ...state,
         approvals: withApproval(state.approvals, approval)
@@ -295,10 +298,7 @@ function reduce(state: IChatState, event: IChatEvent): IChatState {
         : next;
     }
     case 'approval_resolved': {
-      const approval = asApproval(event.approval);
-      if (!approval) {
-        return state;
-      }
+      const approval = event.approval;
       const next = {
         ...state,
         approvals: withoutApproval(state.approvals, approval.id)
@@ -312,7 +312,7 @@ function reduce(state: IChatState, event: IChatEvent): IChatState {
         : next;
     }
     case 'approval_expired': {
-      const id = str(event.approval_id);
+      const id = event.approval_id;
       const approval = state.approvals.find(a => a.id === id);
       const next = {
         ...state,
@@ -326,11 +326,11 @@ function reduce(state: IChatState, event: IChatEvent): IChatState {
         : next;
     }
     case 'auto_approved': {
-      const approval = asApproval(event.approval);
-      if (!approval?.call_id) {
+      const approval = event.approval;
+      if (!approval.call_id) {
         return state;
       }
-      const rule = obj(event.rule) as IChatRule | null;
+      const rule = event.rule;
       return updateTool(state, approval.call_id, card => ({
         ...card,
         approvalId: approval.id,
@@ -339,10 +339,7 @@ function reduce(state: IChatState, event: IChatEvent): IChatState {
       }));
     }
     case 'plan_item_queued': {
-      const approval = asApproval(event.approval);
-      if (!approval) {
-        return state;
-      }
+      const approval = event.approval;
       const next = { ...state, plan: withApproval(state.plan, approval) };
       return approval.call_id
         ? updateTool(next, approval.call_id, card => ({
@@ -353,9 +350,7 @@ function reduce(state: IChatState, event: IChatEvent): IChatState {
         : next;
     }
     case 'plan_applied': {
-      const outcomes = Array.isArray(event.outcomes)
-        ? (event.outcomes as Array<Record<string, unknown>>)
-        : [];
+      const outcomes = event.outcomes;
       const failed = outcomes.filter(o => o.is_error || o.status === 'failed');
       const applied = outcomes.filter(o => o.status !== 'failed');
       const denied = applied.filter(o => o.status === 'denied').length;
@@ -365,7 +360,7 @@ function reduce(state: IChatState, event: IChatEvent): IChatState {
       if (event.stopped) {
         text += ' Stopped at a failed item; the rest is still queued.';
       }
-      const gone = new Set(applied.map(o => str(o.approval_id)));
+      const gone = new Set(applied.map(o => o.approval_id));
       let next: IChatState = {
         ...state,
         plan: state.plan.filter(a => !gone.has(a.id))
@@ -383,9 +378,9 @@ function reduce(state: IChatState, event: IChatEvent): IChatState {
                 : outcome.is_error
                   ? 'error'
                   : 'done',
-            approval: str(outcome.status, 'approved'),
-            isError: Boolean(outcome.is_error),
-            result: str(outcome.result, card.result ?? '')
+            approval: outcome.status || 'approved',
+            isError: outcome.is_error,
+            result: outcome.result || (card.result ?? '')
           }));
         }
       }
@@ -418,10 +413,10 @@ function reduce(state: IChatState, event: IChatEvent): IChatState {
     }
     case 'usage': {
       const usage: IUsage = {
-        input: num(event.input_tokens) ?? 0,
-        output: num(event.output_tokens) ?? 0,
-        cached: num(event.cached_tokens) ?? 0,
-        cost: num(event.cost)
+        input: event.input_tokens,
+        output: event.output_tokens,
+        cached: event.cached_tokens,
+        cost: event.cost
       };
       return updateTurn(
         { ...state, usage: addUsage(state.usage, usage) },
@@ -445,7 +440,7 @@ function reduce(state: IChatState, event: IChatEvent): IChatState {
         ...parts,
         {
           kind: 'note',
-          text: `Stopped after ${num(event.limit) ?? '?'} steps (the limit).`,
+          text: `Stopped after ${event.limit} steps (the limit).`,
           tone: 'warning'
         }
       ]);
@@ -459,22 +454,15 @@ function reduce(state: IChatState, event: IChatEvent): IChatState {
         : updateTurn(state, event.run_id, turn => ({ ...turn, cut }));
     }
     case 'todos':
-      return Array.isArray(event.todos)
-        ? { ...state, todos: event.todos as IChatTodo[] }
-        : state;
+      return { ...state, todos: event.todos };
     case 'suggestion': {
-      const command = str(event.command);
+      const { command, explanation } = event;
       return command
-        ? {
-            ...state,
-            suggestion: { command, explanation: str(event.explanation) }
-          }
+        ? { ...state, suggestion: { command, explanation } }
         : state;
     }
     case 'rules':
-      return Array.isArray(event.rules)
-        ? { ...state, rules: event.rules as IChatRule[] }
-        : state;
+      return { ...state, rules: event.rules };
     case 'error': {
       if (parent) {
         return state;
@@ -489,7 +477,7 @@ function reduce(state: IChatState, event: IChatEvent): IChatState {
       if (parent) {
         return state;
       }
-      const reason = str(event.reason, 'stop');
+      const reason = event.reason || 'stop';
       const index = lastTurnIndex(state, event.run_id);
       const ended = index >= 0 ? state.turns[index] : null;
       const tools = ended ? endTools(state.tools, ended.parts) : state.tools;
@@ -505,7 +493,7 @@ function reduce(state: IChatState, event: IChatEvent): IChatState {
         running: false,
         finish: reason,
         // The finish repeats the cut (a client that joined after answer_cut).
-        cut: turn.cut ?? (typeof event.cut === 'string' ? turnCut(event) : null)
+        cut: turn.cut ?? (event.cut !== undefined ? turnCut(event) : null)
       }));
     }
     case 'deleted':
@@ -515,15 +503,15 @@ function reduce(state: IChatState, event: IChatEvent): IChatState {
   }
 }
 
-function turnCut(event: IChatEvent): ITurnCut {
-  const tools = Array.isArray(event.tools)
-    ? event.tools.filter((t): t is string => typeof t === 'string')
-    : [];
+/**
+ * How an answer was cut: from `answer_cut`, or the `finish` that repeats it.
+ */
+function turnCut(event: AiEventAnswerCut | AiEventFinish): ITurnCut {
   return {
-    reason: str(event.cut ?? event.reason, 'length'),
-    tools,
-    limit: num(event.max_output_tokens),
-    continueLimit: num(event.continue_max_output_tokens)
+    reason: event.cut || event.reason || 'length',
+    tools: event.tools ?? [],
+    limit: event.max_output_tokens ?? null,
+    continueLimit: event.continue_max_output_tokens ?? null
   };
 }
 

@@ -1,7 +1,16 @@
 /**
  * The conversation of an AI session as the panel shows it: what the server
- * sends (structural subsets of src/api/ai.ts) and the state built from it.
+ * sends (its events and approvals are the types generated from the server's
+ * OpenAPI document; the stored records are structural subsets of src/api/ai.ts)
+ * and the state built from it.
  */
+
+import type {
+  AiApproval,
+  AiEvent,
+  AiEventTodos,
+  AiRule
+} from '../../../api/openapi';
 
 /**
  * Token counts.
@@ -17,46 +26,17 @@ export interface IUsage {
 /**
  * An auto-approve rule.
  */
-export interface IChatRule {
-  tool: string;
-  path?: string;
-  command_prefix?: string;
-}
+export type IChatRule = AiRule;
 
 /**
  * A todo of the agent's list.
  */
-export interface IChatTodo {
-  content: string;
-  status: 'pending' | 'in_progress' | 'completed';
-}
+export type IChatTodo = AiEventTodos['todos'][number];
 
 /**
  * An approval (pending, queued in a plan, or decided).
  */
-export interface IChatApproval {
-  id: string;
-  run_id: string | null;
-  call_id: string | null;
-  tool: string;
-  status: string;
-  proposal: {
-    tool: string;
-    kind: string;
-    summary: string;
-    path: string | null;
-    command: string | null;
-    diff: string | null;
-    hunks: ReadonlyArray<{ index: number; header: string; lines: string[] }>;
-    payload?: Record<string, unknown>;
-  };
-  decision: {
-    status?: string;
-    hunks?: number[] | null;
-    message?: string | null;
-  } | null;
-  auto_rule?: IChatRule | null;
-}
+export type IChatApproval = AiApproval;
 
 /**
  * A stored message.
@@ -113,15 +93,9 @@ export interface IStoredSession {
 }
 
 /**
- * An event of the session's WebSocket.
+ * An event of the session's WebSocket (declared on the server, services/ai/wire.py).
  */
-export interface IChatEvent {
-  type: string;
-  seq: number;
-  run_id?: string;
-  parent_call_id?: string;
-  [key: string]: unknown;
-}
+export type IChatEvent = AiEvent;
 
 // -- the conversation --------------------------------------------------------
 

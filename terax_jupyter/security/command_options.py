@@ -21,8 +21,8 @@ agent runs most; an approval is still the boundary for everything else.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
@@ -37,7 +37,8 @@ SENDS = "sends data elsewhere"
 UNKNOWN = "is an option Terax has no table for"
 
 
-class Finding(NamedTuple):
+@dataclass(frozen=True)
+class Finding:
     """A word a rule does not cover: where it is, and why."""
 
     index: int
@@ -745,7 +746,7 @@ def _command(words: list[str], start: int, depth: int) -> Iterator[Finding]:
     elif name == "tar" and start + 1 < len(words) and not words[start + 1].startswith("-"):
         # ``tar xvf a.tar``: the first word is a cluster of letters without a dash.
         for finding in _options(["-" + words[start + 1]], 0, PROGRAMS["tar"]):
-            yield finding._replace(index=start + 1, word=words[start + 1])
+            yield replace(finding, index=start + 1, word=words[start + 1])
         yield from _options(words, start + 2, PROGRAMS["tar"])
     elif name in PROGRAMS:
         yield from _program(words, start, PROGRAMS[name])

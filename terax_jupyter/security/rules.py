@@ -7,20 +7,21 @@ Nor does it cover words after it that the shell expands (globs, ``$VAR``, ``{a,b
 leading ``~``) or options that write files, run programs or change configuration
 (``command_options``): ``git log`` never approves ``git log --output=/elsewhere``. Such a
 command asks.
+
+The rules live below the services because two sides match them the same way: the agent's
+approvals on the server (``services/ai``) and a notebook's policy (``notebook/policy.py``),
+which runs in a kernel and may import no service.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from wcmatch import glob as wcglob
 
 from terax_jupyter.exceptions import InvalidRequest
-from terax_jupyter.services.ai.command_options import uncovered
-
-if TYPE_CHECKING:
-    from terax_jupyter.services.ai.tools.base import Proposal
+from terax_jupyter.security.command_options import uncovered
 
 MAX_RULES = 50
 _GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.BRACE | wcglob.DOTGLOB
@@ -33,6 +34,20 @@ _RUNS_COMMAND = {"command", "process"}
 # effect. No rule may name them, and none ever covers them.
 NEVER_AUTO_APPROVED = frozenset({"browser_run_destructive_workflow", "browser_save_workflow"})
 _NEVER_AUTO_KINDS = frozenset({"replay", "workflow"})
+
+
+class Proposal(Protocol):
+    """What a rule reads of a proposed change: the agent's ``tools.base.Proposal``, or the
+    notebook policy's copy of one it received over the wire."""
+
+    @property
+    def tool(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def path(self) -> str | None: ...
+    @property
+    def command(self) -> str | None: ...
 
 
 def validate_rules(rules: Any, known_tools: set[str]) -> list[dict[str, str]]:
