@@ -1,15 +1,15 @@
-"""Fixtures of the tests that drive a real Chromium with Playwright's sync API (``tests/ui``
+"""What the tests that drive a real Chromium with Playwright's sync API share (``tests/ui``
 and the hub's ``tests/hub/test_preview_chromium.py``).
 
-``playwright_instance`` and ``browser`` are registered once, in the root ``tests/conftest.py``:
-one Chromium serves the whole session, and two live sync Playwrights in one thread would
-refuse to start. ``jp_asyncio_loop`` and ``jp_server_cleanup`` replace pytest-jupyter's
-autouse fixtures of the same names with no-ops; only a module or conftest whose servers all run
-in subprocesses imports them, since Playwright's sync API owns the thread's event loop.
+``chromium()`` starts the browser (each suite holds it for the scope it needs).
+``jp_asyncio_loop`` and ``jp_server_cleanup`` replace pytest-jupyter's autouse fixtures of the
+same names with no-ops; only a module or conftest whose servers all run in subprocesses imports
+them, since Playwright's sync API owns the thread's event loop.
 """
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
 import pytest
@@ -17,7 +17,7 @@ import pytest
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from playwright.sync_api import Browser, Playwright
+    from playwright.sync_api import Browser
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -43,22 +43,20 @@ def jp_server_cleanup() -> None:
     return None
 
 
-@pytest.fixture(scope="session")
-def playwright_instance() -> Iterator[Playwright]:
-    # Imported here: the root conftest loads this module for every test run.
+@contextlib.contextmanager
+def chromium() -> Iterator[Browser]:
+    """A headless Chromium under a sync Playwright of its own, both stopped on exit.
+
+    The UI suite holds one for the session (it runs last); the hub's Chromium test holds one
+    for its module, stopped before anything else runs: a sync Playwright left running owns
+    the thread's event loop, and every in-process server test after it fails."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        yield playwright
-
-
-@pytest.fixture(scope="session")
-def browser(playwright_instance: Playwright) -> Iterator[Browser]:
-    """One headless Chromium for the whole session."""
-    browser = playwright_instance.chromium.launch(
-        executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-    )
-    try:
-        yield browser
-    finally:
-        browser.close()
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()

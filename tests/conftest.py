@@ -1,8 +1,5 @@
 import pytest
 
-# One Chromium for every browser test of a session (tests/browser_fixtures.py says why here).
-from tests.browser_fixtures import browser, playwright_instance  # noqa: F401 (fixtures)
-
 pytest_plugins = ["terax_jupyter.pytest_plugin"]
 
 

@@ -16,6 +16,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser_fixtures import (  # noqa: F401 (fixtures)
+    chromium,
     jp_asyncio_loop,
     jp_server_cleanup,
 )
@@ -36,6 +37,14 @@ pytestmark = pytest.mark.ui
 TAB = "#jp-main-dock-panel .jp-TeraxPreview-tab"
 FRAME = f"{TAB} .jp-TeraxPreview-frame"
 GREETING = "The app of hub-bob, through the hub"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """This module's Chromium, stopped when it ends (the tests after it run servers in
+    this process, which a live sync Playwright would break)."""
+    with chromium() as started:
+        yield started
 
 
 @pytest.fixture
@@ -77,7 +86,8 @@ def test_bob_previews_his_dev_server_in_lab_through_the_hub(
     messages: list[str] = []
     page.on("console", lambda message: messages.append(message.text))
     try:
-        page.goto(f"{hub.url}/hub/login?next=%2Fuser%2Fhub-bob%2Flab")
+        # ?reset: a fresh workspace, not the tabs an earlier run left in bob's home.
+        page.goto(f"{hub.url}/hub/login?next=%2Fuser%2Fhub-bob%2Flab%3Freset")
         page.fill("input[name=username]", "hub-bob")
         page.fill("input[name=password]", PASSWORD)
         with page.expect_navigation(url="**/user/hub-bob/lab**", timeout=60_000):

@@ -21,6 +21,7 @@ import pytest
 
 from terax_jupyter.testing.model_stub import ModelStub
 from tests.browser_fixtures import (  # noqa: F401 (fixtures)
+    chromium,
     jp_asyncio_loop,
     jp_server_cleanup,
 )
@@ -115,6 +116,13 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """One headless Chromium for the whole UI suite (it runs last)."""
+    with chromium() as started:
+        yield started
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,7 @@ the prompt and checks what the model received."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import TYPE_CHECKING
 
@@ -188,3 +189,104 @@ def test_a_terminal_block_and_a_terminal_selection_are_attached(
     prompt = asked(model_stub)
     assert "```console" in prompt
     assert marker in prompt.split("```console", 1)[1]
+
+
+def notebook_with_an_error() -> str:
+    """A saved notebook whose second cell raised, its traceback coloured as IPython writes."""
+    red, reset = "\x1b[0;31m", "\x1b[0m"
+    traceback = [
+        f"{red}---------------------------------------------------------------------------{reset}",
+        f"{red}ZeroDivisionError{reset}                         Traceback (most recent call last)",
+        f"Cell {red}In[2], line 1{reset}\n{red}----> 1{reset} total = sum(values) / 0",
+        f"{red}ZeroDivisionError{reset}: division by zero",
+    ]
+    cells = [
+        {
+            "cell_type": "code",
+            "execution_count": 1,
+            "id": "cell-setup",
+            "metadata": {},
+            "outputs": [],
+            "source": "values = [1, 2, 3]",
+        },
+        {
+            "cell_type": "code",
+            "execution_count": 2,
+            "id": "cell-broken",
+            "metadata": {},
+            "outputs": [
+                {
+                    "output_type": "error",
+                    "ename": "ZeroDivisionError",
+                    "evalue": "division by zero",
+                    "traceback": traceback,
+                }
+            ],
+            "source": "total = sum(values) / 0",
+        },
+    ]
+    return json.dumps(
+        {
+            "cells": cells,
+            "metadata": {
+                "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+                "language_info": {"name": "python"},
+            },
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+    )
+
+
+def test_a_notebook_cell_and_its_error_are_attached(
+    root_lab: LabServer, page: Page, model_stub: ModelStub, request: pytest.FixtureRequest
+) -> None:
+    path = f"ctx-{uuid.uuid4().hex[:8]}/analysis.ipynb"
+    write(root_lab.root / path, notebook_with_an_error())
+    page.evaluate(
+        "path => window.jupyterapp.commands.execute('docmanager:open', { path }).then(() => true)",
+        path,
+    )
+    cells = page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell")
+    expect(cells).to_have_count(2, timeout=TIMEOUT_MS)
+    error = cells.nth(1).locator(
+        '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
+    )
+    expect(error).to_contain_text("ZeroDivisionError", timeout=TIMEOUT_MS)
+
+    # "Ask Terax About This Cell" on the first cell attaches its source, by notebook and id.
+    cells.nth(0).locator(".jp-InputPrompt").click()
+    cells.nth(0).locator(".jp-InputPrompt").click(button="right")
+    page.screenshot(path=artifact_name(request, "-menu"))
+    context_menu_item(page, "Ask Terax About This Cell").click()
+    panel = page.locator(PANEL)
+    expect(panel).to_be_visible(timeout=TIMEOUT_MS)
+    chip = chips(page)
+    expect(chip).to_have_count(1, timeout=TIMEOUT_MS)
+    expect(chip).to_have_attribute("data-kind", "cell")
+    expect(chip).to_contain_text("analysis.ipynb cell")
+    expect(chip).not_to_contain_text("(")
+    send(page, "What does this cell hold?")
+    prompt = asked(model_stub)
+    assert prompt.startswith("What does this cell hold?")
+    assert f"Notebook cell {path}#cell-setup" in prompt
+    assert "```python\nvalues = [1, 2, 3]\n```" in prompt
+    assert "Its error" not in prompt
+
+    # "Fix This Error With Terax" on the error output sends the cell with its traceback,
+    # uncoloured, at once.
+    error.click()
+    error.click(button="right")
+    context_menu_item(page, "Fix This Error With Terax").click()
+    expect(panel.locator(".jp-TeraxAi-prompt").last).to_contain_text(
+        "Fix the error", timeout=TIMEOUT_MS
+    )
+    expect(panel.locator(".jp-TeraxAi-markdown").last).to_contain_text("echo:", timeout=TIMEOUT_MS)
+    prompt = asked(model_stub)
+    assert prompt.startswith("Fix the error the attached notebook cell raised.")
+    assert f"Notebook cell {path}#cell-broken" in prompt
+    assert "total = sum(values) / 0" in prompt
+    assert "ZeroDivisionError: division by zero" in prompt
+    assert "\x1b[" not in prompt
+    expect(chips(page)).to_have_count(0)
+    page.screenshot(path=artifact_name(request, "-fixed"))

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from terax_jupyter.services.ai.tools import browser, edits, files, planning, shell, terminal
+from terax_jupyter.services.ai.tools import (
+    browser,
+    edits,
+    files,
+    notebooks,
+    planning,
+    shell,
+    terminal,
+)
 from terax_jupyter.services.ai.tools.base import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
@@ -17,7 +25,7 @@ if TYPE_CHECKING:
     from terax_jupyter.services.ai.agents import AgentDefinition
     from terax_jupyter.services.ai.providers.base import ToolSpec
 
-TOOL_MODULES: tuple[ModuleType, ...] = (files, edits, shell, terminal, planning, browser)
+TOOL_MODULES: tuple[ModuleType, ...] = (files, notebooks, edits, shell, terminal, planning, browser)
 SUBAGENTS = ("explore", "code-review", "security", "general")
 
 

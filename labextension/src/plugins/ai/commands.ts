@@ -10,7 +10,8 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { aiIcon } from '../../ai';
 import type { ITeraxTerminals } from '../../terminal/tokens';
 import { PALETTE_CATEGORY } from '../constants';
-import { currentEditor, LANGUAGES, selectedText } from './editors';
+import { errorText, type Attachment } from '../../common/ai/chat';
+import { currentCell, currentEditor, LANGUAGES, selectedText } from './editors';
 import { CommandIDs } from './ids';
 import type { IAiPanelActions } from './panel';
 
@@ -148,6 +149,60 @@ export function addCommands(
       });
     }
   });
+  const cellAttachment = (): Attachment | null => {
+    const cell = currentCell(shell.currentWidget);
+    if (!cell) {
+      return null;
+    }
+    const error = cell.error ? errorText(cell.error) : undefined;
+    const name = PathExt.basename(cell.path);
+    const ename = typeof cell.error?.ename === 'string' ? cell.error.ename : '';
+    return {
+      kind: 'cell',
+      label: error
+        ? trans.__('%1 cell (%2)', name, ename || trans.__('error'))
+        : trans.__('%1 cell', name),
+      path: cell.path,
+      cellId: cell.cellId,
+      source: cell.source.slice(0, MAX_SELECTION),
+      language: cell.kind === 'markdown' ? 'markdown' : cell.language,
+      error
+    };
+  };
+  commands.addCommand(CommandIDs.attachCell, {
+    label: trans.__('Ask Terax About This Cell'),
+    caption: trans.__(
+      'Attach the active cell (and its error, if it raised one) to the next AI prompt'
+    ),
+    icon: args => (args.isPalette ? undefined : aiIcon),
+    isEnabled: () => currentCell(shell.currentWidget) !== null,
+    execute: () => {
+      const attachment = cellAttachment();
+      if (attachment) {
+        attach(attachment);
+      }
+    }
+  });
+  commands.addCommand(CommandIDs.fixError, {
+    label: trans.__('Fix This Error With Terax'),
+    caption: trans.__(
+      'Ask the agent to fix the error the active cell raised (its changes still ask first)'
+    ),
+    icon: args => (args.isPalette ? undefined : aiIcon),
+    isEnabled: () => Boolean(currentCell(shell.currentWidget)?.error),
+    execute: async () => {
+      const attachment = cellAttachment();
+      if (!attachment) {
+        return;
+      }
+      attach(attachment);
+      // The attachment stays on the composer if a run is going: send it later.
+      await model.submit(
+        'Fix the error the attached notebook cell raised. Read the cell and its ' +
+          'outputs first; explain the cause in a sentence, then propose the change.'
+      );
+    }
+  });
   const terminalSelection = (): string =>
     terminals?.tracker.currentWidget?.activePane?.selection ?? '';
   commands.addCommand(CommandIDs.attachTerminalSelection, {
@@ -201,7 +256,9 @@ export function addToPalette(
     CommandIDs.stop,
     CommandIDs.settings,
     CommandIDs.attachFile,
-    CommandIDs.attachSelection
+    CommandIDs.attachSelection,
+    CommandIDs.attachCell,
+    CommandIDs.fixError
   ]) {
     palette?.addItem({ command, category: trans.__(PALETTE_CATEGORY) });
   }

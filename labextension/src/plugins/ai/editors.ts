@@ -18,6 +18,77 @@ interface IDocumentLike {
 }
 
 /**
+ * A notebook's active cell as far as this plugin needs it (without the
+ * notebook package): Lab's cell model and the notebook's metadata.
+ */
+interface INotebookLike {
+  context?: { path?: unknown };
+  content?: {
+    activeCell?: {
+      model?: {
+        id?: unknown;
+        type?: unknown;
+        sharedModel?: { getSource(): string };
+        outputs?: { toJSON(): unknown[] };
+      };
+    } | null;
+    model?: { getMetadata?(key: string): unknown } | null;
+  };
+}
+
+/**
+ * The active cell of a notebook widget: its notebook, id, source, language
+ * and the error its last run raised (if it did), or null.
+ */
+export function currentCell(widget: Widget | null): {
+  path: string;
+  cellId: string;
+  kind: string;
+  source: string;
+  language?: string;
+  error?: IErrorOutput;
+} | null {
+  const notebook = widget as unknown as INotebookLike | null;
+  const path = notebook?.context?.path;
+  const model = notebook?.content?.activeCell?.model;
+  if (
+    typeof path !== 'string' ||
+    !path.toLowerCase().endsWith('.ipynb') ||
+    typeof model?.id !== 'string' ||
+    !model.sharedModel
+  ) {
+    return null;
+  }
+  const info = notebook?.content?.model?.getMetadata?.('language_info') as
+    { name?: unknown } | undefined;
+  const outputs = model.outputs?.toJSON() ?? [];
+  const error = outputs.find(
+    (output): output is IErrorOutput =>
+      typeof output === 'object' &&
+      output !== null &&
+      (output as { output_type?: unknown }).output_type === 'error'
+  );
+  return {
+    path,
+    cellId: model.id,
+    kind: typeof model.type === 'string' ? model.type : 'code',
+    source: model.sharedModel.getSource(),
+    language: typeof info?.name === 'string' ? info.name : undefined,
+    error
+  };
+}
+
+/**
+ * An error output of a code cell (nbformat).
+ */
+export interface IErrorOutput {
+  output_type: 'error';
+  ename?: unknown;
+  evalue?: unknown;
+  traceback?: unknown;
+}
+
+/**
  * The editor of a document widget and the document's path, or null.
  */
 export function currentEditor(

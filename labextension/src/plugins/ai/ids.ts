@@ -14,6 +14,8 @@ export namespace CommandIDs {
   export const attachFile = 'terax:ai-attach-file';
   export const attachSelection = 'terax:ai-attach-selection';
   export const attachTerminalSelection = 'terax:ai-attach-terminal-selection';
+  export const attachCell = 'terax:ai-attach-cell';
+  export const fixError = 'terax:ai-fix-error';
   export const settings = 'terax:ai-settings';
   /** Provided by the review plugin. */
   export const review = 'terax:ai-review';

@@ -7,6 +7,7 @@ import {
   cutNote,
   emptyChat,
   errorAction,
+  errorText,
   expandSnippets,
   fenceFor,
   formatCost,
@@ -526,6 +527,57 @@ describe('composer helpers', () => {
     expect(prompt).toContain('Terminal block:\n`ls`');
     expect(promptWithAttachments('plain', [])).toBe('plain');
     expect(fenceFor('none')).toBe('```');
+  });
+
+  it('attaches a notebook cell by notebook and id, with its error', () => {
+    const traceback = [
+      '\x1b[0;31m----------\x1b[0m',
+      '\x1b[0;31mZeroDivisionError\x1b[0m  Traceback (most recent call last)',
+      'Cell \x1b[0;32mIn[2], line 1\x1b[0m\n----> 1 1/0',
+      '\x1b[0;31mZeroDivisionError\x1b[0m: division by zero'
+    ];
+    const error = errorText({
+      ename: 'ZeroDivisionError',
+      evalue: 'division by zero',
+      traceback
+    });
+    expect(error).not.toContain('\x1b');
+    expect(error.split('\n').pop()).toBe('ZeroDivisionError: division by zero');
+    // Without a traceback: the name and the value.
+    expect(errorText({ ename: 'KeyError', evalue: "'x'" })).toBe(
+      "KeyError: 'x'"
+    );
+    // A long traceback keeps its end (the error line).
+    const long = errorText({
+      traceback: ['x'.repeat(20000), 'ValueError: bad']
+    });
+    expect(long.length).toBeLessThan(8100);
+    expect(long.startsWith('…')).toBe(true);
+    expect(long.endsWith('ValueError: bad')).toBe(true);
+
+    const cell = {
+      kind: 'cell' as const,
+      label: 'a.ipynb cell',
+      path: 'work/a.ipynb',
+      cellId: 'c-1',
+      source: 'print(1/0)',
+      language: 'python',
+      error
+    };
+    const prompt = promptWithAttachments('Fix it.', [cell]);
+    expect(prompt).toContain('Notebook cell work/a.ipynb#c-1 (notebook_read');
+    expect(prompt).toContain('```python\nprint(1/0)\n```');
+    expect(prompt).toContain('Its error:\n```\n');
+    expect(prompt.endsWith('ZeroDivisionError: division by zero\n```')).toBe(
+      true
+    );
+    const plainCell = { ...cell, error: undefined };
+    expect(promptWithAttachments('Why?', [plainCell])).not.toContain(
+      'Its error'
+    );
+    const split = splitPrompt(prompt);
+    expect(split.text).toBe('Fix it.');
+    expect(`${split.text}\n\n${split.context}`).toBe(prompt);
   });
 
   it('splits a sent prompt into what was typed and its context', () => {

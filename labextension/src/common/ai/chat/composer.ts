@@ -144,7 +144,47 @@ export type Attachment =
       path?: string;
       language?: string;
     }
-  | { kind: 'block'; label: string; markdown: string };
+  | { kind: 'block'; label: string; markdown: string }
+  | {
+      kind: 'cell';
+      label: string;
+      /** The notebook, relative to the server root. */
+      path: string;
+      /** The cell's nbformat id, for the agent's notebook tools. */
+      cellId: string;
+      source: string;
+      language?: string;
+      /** The error the cell's last run raised (its traceback, as plain text). */
+      error?: string;
+    };
+
+/**
+ * The longest traceback attached, in characters (its end is kept: the error
+ * line and the frames nearest to it).
+ */
+const MAX_ERROR = 8000;
+
+// CSI and OSC sequences, and other two-byte escapes (tracebacks are coloured).
+const ANSI =
+  // eslint-disable-next-line no-control-regex
+  /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])/g;
+
+/**
+ * A cell's error output as text: `ename: evalue` and the traceback without
+ * its colours, the end kept when it is long.
+ */
+export function errorText(output: {
+  ename?: unknown;
+  evalue?: unknown;
+  traceback?: unknown;
+}): string {
+  const frames = Array.isArray(output.traceback)
+    ? output.traceback.filter((f): f is string => typeof f === 'string')
+    : [];
+  const head = `${String(output.ename ?? 'Error')}: ${String(output.evalue ?? '')}`;
+  const text = (frames.length ? frames.join('\n') : head).replace(ANSI, '');
+  return text.length > MAX_ERROR ? '…' + text.slice(-MAX_ERROR) : text;
+}
 
 /**
  * A fence longer than any backtick run in `text`.
@@ -187,6 +227,17 @@ export function promptWithAttachments(
       );
     } else if (attachment.kind === 'block') {
       sections.push(`Terminal block:\n${attachment.markdown}`);
+    } else if (attachment.kind === 'cell') {
+      const fence = fenceFor(attachment.source);
+      let section =
+        `Notebook cell ${attachment.path}#${attachment.cellId} ` +
+        `(notebook_read shows it with its outputs):\n` +
+        `${fence}${attachment.language ?? ''}\n${attachment.source}\n${fence}`;
+      if (attachment.error) {
+        const errorFence = fenceFor(attachment.error);
+        section += `\nIts error:\n${errorFence}\n${attachment.error}\n${errorFence}`;
+      }
+      sections.push(section);
     }
   }
   return sections.filter(Boolean).join('\n\n');
@@ -196,7 +247,7 @@ export function promptWithAttachments(
  * The headings `promptWithAttachments` puts before attached context.
  */
 const CONTEXT_HEADING =
-  /\n\n(?=Attached files \(read them as needed\):\n|Selected text(?: from [^\n]*)?:\n|Terminal block:\n)/;
+  /\n\n(?=Attached files \(read them as needed\):\n|Selected text(?: from [^\n]*)?:\n|Terminal block:\n|Notebook cell [^\n]*:\n)/;
 
 /**
  * A sent prompt taken apart for display: what was typed, and the context
