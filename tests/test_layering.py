@@ -288,6 +288,8 @@ BELOW_SERVICES = frozenset(
         f"{PKG}.apispec",
         f"{PKG}.activity",
         f"{PKG}._version",
+        f"{PKG}.ansi",  # terminal escapes out of text (terminals, notebook outputs)
+        f"{PKG}.notebook_view",  # a notebook as text for a model (agent and MCP tools)
         f"{PKG}.services.area",  # what an area declares about itself (its AREA)
         f"{PKG}.services.registry",  # the areas in one list, and their manager-class traits
     }
@@ -363,7 +365,14 @@ CONTRACTS: list[Contract] = [
             "below everything: every layer may use it, so it uses none of the package",
             may_import=frozenset({f"{PKG}.{name}"}),
         )
-        for name in ("exceptions", "apispec", "activity", "_version")
+        for name in ("exceptions", "apispec", "activity", "_version", "ansi")
+    ),
+    Contract(
+        "notebook_view/",
+        "a notebook as text, pure: the agent's tools and the MCP server (a REST client) share "
+        "it, so it knows no service, no security layer and no server",
+        may_import=frozenset({f"{PKG}.notebook_view", f"{PKG}.exceptions", f"{PKG}.ansi"}),
+        never=frozenset({"tornado", "jupyter_server"}),
     ),
     Contract(
         "security/",
@@ -526,6 +535,13 @@ if TYPE_CHECKING:
         ("mcp/server.py", "import terax_jupyter.services.fs.manager\n", "mcp/"),
         ("client/api.py", "from terax_jupyter.services import secrets\n", "client/"),
         ("exceptions.py", "from terax_jupyter.security import paths\n", "exceptions.py"),
+        ("ansi.py", "from terax_jupyter.services.pty import text\n", "ansi.py"),
+        (
+            "notebook_view/views.py",
+            "from terax_jupyter.security.redact import Redactor\n",
+            "notebook_view/",
+        ),
+        ("notebook_view/cells.py", "from tornado import web\n", "notebook_view/"),
     ],
 )
 def test_a_planted_breach_is_caught(relative: str, source: str, scope: str) -> None:
@@ -547,6 +563,11 @@ def test_what_the_contracts_allow_passes() -> None:
     assert breaches("notebook/policy.py", below) == []
     assert breaches("services/ai/runner.py", below) == []
     assert breaches("notebook/policy.py", below.replace("security", "services.ai")) != []
+    # The notebook views are below the services: the MCP server (a REST client) renders too.
+    shared = "from terax_jupyter.notebook_view import views\n"
+    assert breaches("mcp/server.py", shared) == []
+    assert breaches("services/ai/tools/notebooks.py", shared) == []
+    assert breaches("services/pty/text.py", "from terax_jupyter.ansi import strip\n") == []
 
 
 # -- outbound network clients ----------------------------------------------------------------

@@ -28,6 +28,8 @@ TOOLS = {
     "read_file",
     "grep",
     "git_status",
+    "notebook_outline",
+    "notebook_read",
     "terminal_output",
     "browser_open",
     "browser_snapshot",

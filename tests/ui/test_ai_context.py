@@ -257,7 +257,6 @@ def test_a_notebook_cell_and_its_error_are_attached(
     # "Ask Terax About This Cell" on the first cell attaches its source, by notebook and id.
     cells.nth(0).locator(".jp-InputPrompt").click()
     cells.nth(0).locator(".jp-InputPrompt").click(button="right")
-    page.screenshot(path=artifact_name(request, "-menu"))
     context_menu_item(page, "Ask Terax About This Cell").click()
     panel = page.locator(PANEL)
     expect(panel).to_be_visible(timeout=TIMEOUT_MS)

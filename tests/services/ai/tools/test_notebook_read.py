@@ -23,7 +23,7 @@ from terax_jupyter.exceptions import (
     TooLarge,
     Unsupported,
 )
-from terax_jupyter.services.ai.tools.notebook_render import image_pixels
+from terax_jupyter.notebook_view.render import image_pixels
 from terax_jupyter.services.ai.tools.notebooks import (
     OUTLINE_CELLS,
     NotebookOutline,

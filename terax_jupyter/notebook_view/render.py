@@ -5,7 +5,7 @@ last frames and the error line. A display bundle shows ``text/plain`` first (a D
 plain repr is a table already); HTML only when there is no plain text, as text with tables
 as rows. Images are described (type, bytes, pixel size read from the PNG, JPEG or GIF
 header), widgets by their model id, other types by name. Nothing here redacts or caps a
-whole result: the tools do that over what this returns.
+whole result: ``views.py`` does that over what this returns.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Any
 
-from terax_jupyter.services.pty.text import strip
+from terax_jupyter.ansi import strip
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 TEXT_MIMES = ("text/plain", "text/markdown", "text/latex")

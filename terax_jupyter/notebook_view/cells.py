@@ -1,0 +1,219 @@
+"""A notebook's JSON as cells: stable ids (or marked fallback ids), source hashes, run state.
+
+Parsed with json and nbformat's v4 converter, without schema validation: fast, and nothing in
+a notebook is trusted anyway. Nothing here reads a file or redacts: the caller brings the
+text (through its security layer) and the redactor.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import nbformat
+from nbformat.reader import get_version
+
+from terax_jupyter.exceptions import InvalidRequest, Unsupported
+from terax_jupyter.notebook_view.render import joined, plain
+
+NOTEBOOK_SUFFIX = ".ipynb"
+HASH_CHARS = 12
+METADATA_CHARS = 60  # of a kernel's name or display name
+EXECUTED_KEY = "executed_source_hash"  # under the cell's metadata "terax"
+
+_ID_NOTE = (
+    "This notebook has no stable cell ids (nbformat {version}{why}): its cells carry "
+    "fallback ids ('~position:hash'), NOT STABLE: they change when a cell moves or is "
+    "edited. Take them from a fresh notebook_outline."
+)
+
+
+def source_hash(source: str) -> str:
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class Cell:
+    id: str
+    stable: bool
+    type: str
+    source: str
+    execution_count: int | None
+    executed_hash: str | None
+    outputs: list[Any]
+    attachments: list[str] = field(default_factory=list)
+
+    @property
+    def hash(self) -> str:
+        return source_hash(self.source)[:HASH_CHARS]
+
+    @property
+    def run_state(self) -> str | None:
+        """'edited since run', 'unchanged since run', or None when it is not known."""
+        if self.executed_hash is None:
+            return None
+        recorded = self.executed_hash.lower()
+        if len(recorded) >= 8 and source_hash(self.source).startswith(recorded):
+            return "unchanged since run"
+        return "edited since run"
+
+    def facts(self) -> str:
+        """Type, execution count, source hash and run state, in a few words."""
+        parts = [self.type]
+        if self.type == "code":
+            count = self.execution_count
+            parts.append(f"[{count}]" if count is not None else "[not run]")
+        parts.append(f"src {self.hash}")
+        if self.run_state is not None:
+            parts.append(self.run_state)
+        if not self.stable:
+            parts.append("id not stable")
+        return ", ".join(parts)
+
+
+@dataclass
+class Notebook:
+    path: str
+    version: str
+    cells: list[Cell]
+    kernel_name: str | None
+    kernel_display: str | None
+    language: str | None
+
+    @property
+    def ids_stable(self) -> bool:
+        return all(cell.stable for cell in self.cells)
+
+    def kernel(self) -> str:
+        if self.kernel_name is None:
+            return "kernel not recorded in the notebook's metadata"
+        shown = f"kernel {self.kernel_name}"
+        return f'{shown} ("{self.kernel_display}")' if self.kernel_display else shown
+
+    def id_note(self) -> str | None:
+        if self.ids_stable:
+            return None
+        minor = self.version.split(".")[1]
+        why = "" if int(minor) < 5 else ", some cells lack an id or share one"
+        return _ID_NOTE.format(version=self.version, why=why)
+
+    def kernel_json(self) -> dict[str, Any]:
+        return {"name": self.kernel_name, "display_name": self.kernel_display}
+
+
+def check_path(path: str, *, asked: bool = True) -> None:
+    """Refuse a path that is not a ``.ipynb``: the one ``asked`` for, before it is read, or
+    the one the server resolved it to (a link to something else)."""
+    if path.lower().endswith(NOTEBOOK_SUFFIX):
+        return
+    message = f"{path} is not a notebook (.ipynb)" + ("; read it with read_file." if asked else ".")
+    raise Unsupported(message, reason="not_a_notebook")
+
+
+def parse_notebook(path: str, text: str) -> Notebook:
+    try:
+        raw = json.loads(text)
+    except ValueError as error:
+        raise InvalidRequest(
+            f"{path} is not valid JSON ({error}), so it cannot be read as a notebook; "
+            "read_file shows its text.",
+            reason="invalid_notebook",
+        ) from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("nbformat"), int):
+        raise InvalidRequest(
+            f"{path} is not a Jupyter notebook: it has no 'nbformat' version.",
+            reason="invalid_notebook",
+        )
+    major, minor = get_version(raw)
+    if major < 4:
+        raise Unsupported(
+            f"{path} is an nbformat {major} notebook; only nbformat 4 is read. Opening and "
+            "saving it in JupyterLab converts it.",
+            reason="notebook_version",
+        )
+    if major > 4:
+        raise Unsupported(
+            f"{path} is an nbformat {major} notebook, newer than this server reads (4).",
+            reason="notebook_version",
+        )
+    if not isinstance(raw.get("cells"), list) or not all(
+        isinstance(cell, dict) for cell in raw["cells"]
+    ):
+        raise InvalidRequest(
+            f"{path} is not a valid notebook: 'cells' is not a list of cells.",
+            reason="invalid_notebook",
+        )
+    try:
+        book = nbformat.versions[4].to_notebook_json(raw, minor=minor)
+    except (AttributeError, KeyError, TypeError) as error:
+        raise InvalidRequest(
+            f"{path} is not a valid notebook: {error}.", reason="invalid_notebook"
+        ) from None
+    metadata = _mapping(book.get("metadata"))
+    spec = _mapping(metadata.get("kernelspec"))
+    language = metadata.get("language_info")
+    return Notebook(
+        path=path,
+        version=f"{major}.{minor if isinstance(minor, int) else 0}",
+        cells=_cells(book["cells"]),
+        kernel_name=_text_or_none(spec.get("name")),
+        kernel_display=_text_or_none(spec.get("display_name")),
+        language=_text_or_none(language.get("name")) if isinstance(language, dict) else None,
+    )
+
+
+def _cells(raw_cells: list[dict[str, Any]]) -> list[Cell]:
+    counts = Counter(cell.get("id") for cell in raw_cells if isinstance(cell.get("id"), str))
+    cells = []
+    for position, raw in enumerate(raw_cells):
+        source = joined(raw.get("source"))
+        given = raw.get("id")
+        stable = isinstance(given, str) and bool(given) and counts[given] == 1
+        metadata = _mapping(raw.get("metadata"))
+        count = raw.get("execution_count")
+        outputs = raw.get("outputs")
+        attachments = raw.get("attachments")
+        cells.append(
+            Cell(
+                id=given if stable and isinstance(given, str) else _fallback_id(position, source),
+                stable=stable,
+                type=str(raw.get("cell_type", "unknown")),
+                source=source,
+                execution_count=count if isinstance(count, int) else None,
+                executed_hash=_executed_hash(metadata),
+                outputs=outputs if isinstance(outputs, list) else [],
+                attachments=list(attachments) if isinstance(attachments, dict) else [],
+            )
+        )
+    return cells
+
+
+def _executed_hash(metadata: dict[str, Any]) -> str | None:
+    terax = metadata.get("terax")
+    value = terax.get(EXECUTED_KEY) if isinstance(terax, dict) else None
+    if value is None:
+        value = metadata.get(f"terax.{EXECUTED_KEY}")
+    if isinstance(value, str) and re.fullmatch(r"[0-9a-fA-F]{1,64}", value):
+        return value
+    return None
+
+
+def _fallback_id(position: int, source: str) -> str:
+    # '~' and ':' are not allowed in nbformat ids, so a fallback never equals a real id.
+    return f"~{position}:{source_hash(source)[:8]}"
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _text_or_none(value: Any) -> str | None:
+    """A metadata string, shortened: it is the notebook's word, shown outside envelopes."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    value = " ".join(plain(value).split())
+    return value if len(value) <= METADATA_CHARS else value[:METADATA_CHARS] + "…"
