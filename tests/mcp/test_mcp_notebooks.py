@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from terax_jupyter.services.ai.tools.notebooks import NotebookOutline, NotebookRead
-from tests.services.ai.tools.test_files import make_context
+from tests.services.ai.tools.tool_context import make_context
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -63,6 +63,16 @@ class ToolContext:
     in_plan_mode: Callable[[], Awaitable[bool]] | None = None
 
 
+def object_schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    """A tool's parameters: a JSON object of ``properties``, no others allowed."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
 @dataclass
 class ToolResult:
     """``content`` is what the model reads (capped and redacted); ``data`` is structured

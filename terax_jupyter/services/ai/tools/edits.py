@@ -21,7 +21,7 @@ from terax_jupyter.exceptions import (
     Unsupported,
 )
 from terax_jupyter.security import Access
-from terax_jupyter.services.ai.tools.base import Proposal, Tool, ToolResult
+from terax_jupyter.services.ai.tools.base import Proposal, Tool, ToolResult, object_schema
 from terax_jupyter.services.ai.tools.files import bool_arg, shown, string_arg
 from terax_jupyter.services.ai.tools.hunks import apply_hunks, diff_hunks, split_lines
 
@@ -210,15 +210,6 @@ async def _write(context: ToolContext, current: _Current, text: str) -> dict[str
         return await context.files.write(current.path, text)
 
 
-def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": False,
-    }
-
-
 # -- write_file ------------------------------------------------------------------------------
 
 
@@ -230,7 +221,7 @@ class WriteFile(Tool):
         "must be unchanged since); prefer edit for changes to part of a file. The user "
         "approves the change before it is written."
     )
-    parameters: ClassVar[dict[str, Any]] = _schema(
+    parameters: ClassVar[dict[str, Any]] = object_schema(
         {
             "path": _PATH,
             "content": {"type": "string", "description": "The whole new content of the file."},
@@ -273,7 +264,7 @@ class Edit(Tool):
         "to make it unique. The file's line endings are kept. The user approves the change "
         "(possibly only some of its hunks) before it is written."
     )
-    parameters: ClassVar[dict[str, Any]] = _schema(
+    parameters: ClassVar[dict[str, Any]] = object_schema(
         {
             "path": _PATH,
             "old_string": {"type": "string", "description": "The exact text to replace."},
@@ -343,14 +334,14 @@ class MultiEdit(Tool):
         "Make several edits to one file you have read, in order, all or nothing: each edit "
         "works on the result of the ones before it. The rules of edit apply to each."
     )
-    parameters: ClassVar[dict[str, Any]] = _schema(
+    parameters: ClassVar[dict[str, Any]] = object_schema(
         {
             "path": _PATH,
             "edits": {
                 "type": "array",
                 "minItems": 1,
                 "maxItems": MAX_EDITS,
-                "items": _schema(
+                "items": object_schema(
                     {
                         "old_string": {"type": "string"},
                         "new_string": {"type": "string"},
@@ -401,7 +392,7 @@ class CreateDirectory(Tool):
     description: ClassVar[str] = (
         "Create a folder (and any missing parent folders). The user approves it first."
     )
-    parameters: ClassVar[dict[str, Any]] = _schema({"path": _PATH}, ["path"])
+    parameters: ClassVar[dict[str, Any]] = object_schema({"path": _PATH}, ["path"])
     mutating: ClassVar[bool] = True
 
     async def propose(self, arguments: dict[str, Any], context: ToolContext) -> Proposal:

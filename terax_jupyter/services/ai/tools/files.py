@@ -6,7 +6,7 @@ import os
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from terax_jupyter.exceptions import InvalidRequest, Unsupported
-from terax_jupyter.services.ai.tools.base import Tool, ToolResult
+from terax_jupyter.services.ai.tools.base import Tool, ToolResult, object_schema
 from terax_jupyter.services.fs.grep import GrepQuery
 
 if TYPE_CHECKING:
@@ -109,15 +109,6 @@ def _size(size: int) -> str:
     return f"{size} B"
 
 
-def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": False,
-    }
-
-
 _PATH = {"type": "string", "description": "Relative to the workspace root, or absolute."}
 
 
@@ -131,7 +122,7 @@ class ReadFile(Tool):
         f"of the file. At most {READ_LINES} lines or 64 KiB per call: use offset and limit to "
         "read further. A file must be read before it can be edited or overwritten."
     )
-    parameters: ClassVar[dict[str, Any]] = _schema(
+    parameters: ClassVar[dict[str, Any]] = object_schema(
         {
             "path": _PATH,
             "offset": {
@@ -217,7 +208,7 @@ class ListDirectory(Tool):
         "Protected entries (secrets, keys) are marked '(protected)' and cannot be read. "
         f"At most {LIST_ENTRIES} entries."
     )
-    parameters: ClassVar[dict[str, Any]] = _schema(
+    parameters: ClassVar[dict[str, Any]] = object_schema(
         {"path": {**_PATH, "description": "The folder (default: the workspace root)."}}, []
     )
 
@@ -267,7 +258,7 @@ class Grep(Tool):
         "'path:line:text' lines. The pattern is a regular expression unless regex is "
         "false. Files ignored by .gitignore and protected files are skipped."
     )
-    parameters: ClassVar[dict[str, Any]] = _schema(
+    parameters: ClassVar[dict[str, Any]] = object_schema(
         {
             "pattern": {"type": "string", "description": "What to search for (one line)."},
             "path": {**_PATH, "description": "Folder or file to search (default: the root)."},
@@ -344,7 +335,7 @@ class Glob(Tool):
         "Patterns are relative to path (default: the workspace root). Files ignored by "
         f".gitignore and protected files are not listed. At most {GLOB_PATHS} paths."
     )
-    parameters: ClassVar[dict[str, Any]] = _schema(
+    parameters: ClassVar[dict[str, Any]] = object_schema(
         {
             "pattern": {"type": "string", "description": "The glob pattern."},
             "path": {**_PATH, "description": "The folder to search in (default: the root)."},

@@ -21,7 +21,7 @@ from terax_jupyter.services.ai.tools.base import Hunk, Proposal
 from terax_jupyter.services.ai.tools.edits import CreateDirectory, Edit, MultiEdit, WriteFile
 from terax_jupyter.services.ai.tools.files import ReadFile
 
-from .test_files import make_context
+from .tool_context import make_context
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -39,11 +39,6 @@ def ws(tmp_path: Path) -> Path:
     root.mkdir()
     (root / "x.py").write_text(TWENTY)
     return root
-
-
-@pytest.fixture
-def context(terax_security: Callable[..., SecurityLayer], ws: Path) -> ToolContext:
-    return make_context(terax_security(ws))
 
 
 async def read(context: ToolContext, path: str) -> None:

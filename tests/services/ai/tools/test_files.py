@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -14,7 +14,6 @@ from terax_jupyter.exceptions import (
     PathDenied,
     Unsupported,
 )
-from terax_jupyter.services.ai.tools.base import ToolContext
 from terax_jupyter.services.ai.tools.files import (
     MAX_OUTPUT_BYTES,
     Glob,
@@ -22,46 +21,15 @@ from terax_jupyter.services.ai.tools.files import (
     ListDirectory,
     ReadFile,
 )
-from terax_jupyter.services.fs.grep import GrepSearch
-from terax_jupyter.services.fs.manager import FileManager
-from terax_jupyter.services.fs.search import FileSearch
+
+from .tool_context import Ledger
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from pathlib import Path
 
-    from terax_jupyter.security import SecurityLayer
+    from terax_jupyter.services.ai.tools.base import ToolContext
 
 SECRET = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
-
-
-class Ledger:
-    """The read-before-edit ledger, in memory."""
-
-    def __init__(self) -> None:
-        self.etags: dict[str, str] = {}
-
-    def record(self, path: str, etag: str) -> None:
-        self.etags[path] = etag
-
-    def etag(self, path: str) -> str | None:
-        return self.etags.get(path)
-
-
-def make_context(security: SecurityLayer) -> ToolContext:
-    emitted: list[dict[str, Any]] = []
-    context = ToolContext(
-        session_id="s1",
-        security=security,
-        files=FileManager(security),
-        search=FileSearch(security),
-        grep=GrepSearch(security),
-        reads=Ledger(),
-        processes=None,  # type: ignore[arg-type]  # no tool here starts processes
-        emit=emitted.append,
-    )
-    context.emitted = emitted  # type: ignore[attr-defined]
-    return context
 
 
 @pytest.fixture
@@ -74,11 +42,6 @@ def ws(tmp_path: Path) -> Path:
     (root / "README.md").write_text("# Demo\nhello readme\n")
     (root / ".env").write_text("API_TOKEN=never-read-me\nhello = 'env'\n")
     return root
-
-
-@pytest.fixture
-def context(terax_security: Callable[..., SecurityLayer], ws: Path) -> ToolContext:
-    return make_context(terax_security(ws))
 
 
 def ledger(context: ToolContext) -> dict[str, str]:

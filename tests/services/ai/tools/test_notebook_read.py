@@ -31,7 +31,8 @@ from terax_jupyter.services.ai.tools.notebooks import (
 )
 from terax_jupyter.testing import model_stub as turns
 from tests.services.ai.test_agent_api import new_session, run, tool_results
-from tests.services.ai.tools.test_files import make_context
+
+from .tool_context import make_context
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -113,13 +114,6 @@ def executed() -> nbformat.NotebookNode:
     book.cells[2].id = "notes"
     NotebookClient(book, timeout=60, kernel_name="python3", allow_errors=True).execute()
     return book
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
 
 
 @pytest.fixture

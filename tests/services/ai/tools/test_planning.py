@@ -10,28 +10,12 @@ import pytest
 from terax_jupyter.exceptions import InvalidRequest
 from terax_jupyter.services.ai.tools.planning import MAX_TODOS, SuggestCommand, TodoWrite
 
-from .test_files import make_context
-
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from pathlib import Path
 
-    from terax_jupyter.security import SecurityLayer
     from terax_jupyter.services.ai.tools.base import ToolContext
 
 SECRET = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-def context(terax_security: Callable[..., SecurityLayer], ws: Path) -> ToolContext:
-    return make_context(terax_security(ws))
 
 
 def emitted(context: ToolContext) -> list[dict[str, Any]]:

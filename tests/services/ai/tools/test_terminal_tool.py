@@ -12,7 +12,7 @@ from terax_jupyter.exceptions import InvalidRequest, NotFound, Unavailable
 from terax_jupyter.services.ai.tools.terminal import GetTerminalOutput
 from terax_jupyter.services.pty.manager import PtyManager
 
-from .test_files import make_context
+from .tool_context import make_context
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
