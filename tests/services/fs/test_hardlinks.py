@@ -15,6 +15,7 @@ from terax_jupyter.services.ai.tools.files import Grep, ReadFile
 from terax_jupyter.services.fs.grep import GrepQuery, GrepSearch
 from terax_jupyter.services.fs.manager import FileManager
 from terax_jupyter.services.fs.search import FileSearch
+from tests.services.ai.tools.tool_context import Ledger
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -50,17 +51,6 @@ def root(tmp_path: Path) -> Path:
 @pytest.fixture
 def security(terax_security: Callable[..., SecurityLayer], root: Path) -> SecurityLayer:
     return terax_security(root)
-
-
-class Ledger:
-    def __init__(self) -> None:
-        self.etags: dict[str, str] = {}
-
-    def record(self, path: str, etag: str) -> None:
-        self.etags[path] = etag
-
-    def etag(self, path: str) -> str | None:
-        return self.etags.get(path)
 
 
 async def test_the_manager_neither_reads_nor_copies_them(
