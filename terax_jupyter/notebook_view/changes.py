@@ -26,6 +26,7 @@ from terax_jupyter.notebook_view.render import joined
 CELL_TYPES = ("code", "markdown", "raw")
 OPS = ("insert", "replace", "delete", "move", "set_type", "clear_outputs")
 MIN_HASH_CHARS = 8
+FALLBACK_PREFIX = "~"  # notebook_outline's ids for cells without a stable one
 STASH_KEY = "stashed_outputs"  # under the cell's metadata "terax"
 ATTACHMENTS_KEY = "stashed_attachments"
 
@@ -197,8 +198,21 @@ def _anchor(cells: list[dict[str, Any]], op: dict[str, Any]) -> int:
 
 
 def _find(cells: list[dict[str, Any]], cell_id: str) -> int | None:
+    """The position of the one cell with ``cell_id``, or None when there is none."""
+    if cell_id.startswith(FALLBACK_PREFIX):
+        raise InvalidRequest(
+            f"{cell_id} is a fallback id: this notebook has no stable cell ids, so its cells "
+            "cannot be edited by id. Opening and saving it in JupyterLab gives every cell one.",
+            reason="no_stable_ids",
+        )
     found = [i for i, cell in enumerate(cells) if cell.get("id") == cell_id]
-    return found[0] if len(found) == 1 else None
+    if len(found) > 1:
+        raise Conflict(
+            f"{len(found)} cells share the id {cell_id}, so it names none of them; opening "
+            "and saving the notebook in JupyterLab makes the ids unique.",
+            reason="duplicate_cell_id",
+        )
+    return found[0] if found else None
 
 
 def _cell_type(op: dict[str, Any]) -> str:

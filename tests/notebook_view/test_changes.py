@@ -188,3 +188,13 @@ def test_new_cell_ids_are_valid_nbformat_ids():
     ids = {new_cell_id() for _ in range(100)}
     assert len(ids) == 100
     assert all(len(cell_id) == 8 and cell_id.isalnum() for cell_id in ids)
+
+
+def test_fallback_and_duplicate_ids_are_refused_not_taken_as_done():
+    book = _notebook()
+    with pytest.raises(InvalidRequest, match="fallback id") as caught:
+        apply_ops(book, [{"op": "delete", "id": "~1:0badc0de", "expected_hash": "0" * 12}])
+    assert caught.value.reason == "no_stable_ids"
+    book["cells"][2]["id"] = "b"
+    with pytest.raises(Conflict, match="2 cells share the id b"):
+        apply_ops(book, [{"op": "delete", "id": "b", "expected_hash": _hash(book, "a")}])
