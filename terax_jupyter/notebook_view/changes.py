@@ -15,9 +15,10 @@ metadata and come back when it turns back.
 from __future__ import annotations
 
 import copy
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
+
+from nbformat.corpus.words import generate_corpus_id
 
 from terax_jupyter.exceptions import Conflict, InvalidRequest
 from terax_jupyter.notebook_view.cells import source_hash
@@ -44,8 +45,8 @@ class Outcome:
 
 
 def new_cell_id() -> str:
-    """A fresh nbformat 4.5 cell id, as nbformat makes them."""
-    return uuid.uuid4().hex[:8]
+    """A fresh nbformat 4.5 cell id, made by nbformat itself."""
+    return generate_corpus_id()
 
 
 def hash_matches(source: str, expected: str) -> bool:
