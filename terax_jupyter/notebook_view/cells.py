@@ -115,6 +115,11 @@ def check_path(path: str, *, asked: bool = True) -> None:
 
 
 def parse_notebook(path: str, text: str) -> Notebook:
+    return notebook_of(path, raw_notebook(path, text))
+
+
+def raw_notebook(path: str, text: str) -> dict[str, Any]:
+    """The notebook's JSON, checked to be nbformat 4 with a list of cells."""
     try:
         raw = json.loads(text)
     except ValueError as error:
@@ -128,7 +133,7 @@ def parse_notebook(path: str, text: str) -> Notebook:
             f"{path} is not a Jupyter notebook: it has no 'nbformat' version.",
             reason="invalid_notebook",
         )
-    major, minor = get_version(raw)
+    major = get_version(raw)[0]
     if major < 4:
         raise Unsupported(
             f"{path} is an nbformat {major} notebook; only nbformat 4 is read. Opening and "
@@ -147,6 +152,12 @@ def parse_notebook(path: str, text: str) -> Notebook:
             f"{path} is not a valid notebook: 'cells' is not a list of cells.",
             reason="invalid_notebook",
         )
+    return raw
+
+
+def notebook_of(path: str, raw: dict[str, Any]) -> Notebook:
+    """The cells of a notebook ``raw_notebook`` checked."""
+    minor = get_version(raw)[1]
     try:
         book = nbformat.versions[4].to_notebook_json(raw, minor=minor)
     except (AttributeError, KeyError, TypeError) as error:
@@ -158,7 +169,7 @@ def parse_notebook(path: str, text: str) -> Notebook:
     language = metadata.get("language_info")
     return Notebook(
         path=path,
-        version=f"{major}.{minor if isinstance(minor, int) else 0}",
+        version=f"4.{minor if isinstance(minor, int) else 0}",
         cells=_cells(book["cells"]),
         kernel_name=_text_or_none(spec.get("name")),
         kernel_display=_text_or_none(spec.get("display_name")),

@@ -6309,7 +6309,7 @@ export interface components {
             proposal: {
                 tool: string;
                 /** @enum {string} */
-                kind: "write" | "edit" | "directory" | "command" | "process" | "kill" | "replay" | "workflow";
+                kind: "write" | "edit" | "notebook" | "directory" | "command" | "process" | "kill" | "replay" | "workflow";
                 summary: string;
                 payload: {
                     [key: string]: unknown;

@@ -12,6 +12,7 @@ from terax_jupyter.services.ai.tools import (
     browser,
     edits,
     files,
+    notebook_edits,
     notebooks,
     planning,
     shell,
@@ -25,7 +26,16 @@ if TYPE_CHECKING:
     from terax_jupyter.services.ai.agents import AgentDefinition
     from terax_jupyter.services.ai.providers.base import ToolSpec
 
-TOOL_MODULES: tuple[ModuleType, ...] = (files, notebooks, edits, shell, terminal, planning, browser)
+TOOL_MODULES: tuple[ModuleType, ...] = (
+    files,
+    notebooks,
+    edits,
+    notebook_edits,
+    shell,
+    terminal,
+    planning,
+    browser,
+)
 SUBAGENTS = ("explore", "code-review", "security", "general")
 
 

@@ -37,7 +37,9 @@ class ProposalRecord(TypedDict):
     (edits), and what applying needs (payload)."""
 
     tool: str
-    kind: Literal["write", "edit", "directory", "command", "process", "kill", "replay", "workflow"]
+    kind: Literal[
+        "write", "edit", "notebook", "directory", "command", "process", "kill", "replay", "workflow"
+    ]
     summary: str
     payload: dict[str, Any]
     path: str | None

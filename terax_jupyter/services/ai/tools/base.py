@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from terax_jupyter.services.pty.manager import PtyManager
 
 ProposalKind = Literal[
-    "write", "edit", "directory", "command", "process", "kill", "replay", "workflow"
+    "write", "edit", "notebook", "directory", "command", "process", "kill", "replay", "workflow"
 ]
 
 
