@@ -37,6 +37,7 @@ import {
   withError
 } from '../common/ai/chat';
 import { type IEventFeed, sessionEvents } from './events';
+import { applyInOpenNotebook } from './review/notebookapply';
 
 /**
  * Where the events connection is.
@@ -223,6 +224,11 @@ export class AiSessionModel implements IDisposable {
    */
   decide(approvalId: string, decision: IAiDecision): Promise<boolean> {
     return this._request(async () => {
+      const approval = this._state.approvals.find(a => a.id === approvalId);
+      if (approval && decision.decision === 'approve') {
+        // A notebook open in Lab takes its change itself (nothing is lost).
+        await applyInOpenNotebook(approval, decision.hunks ?? null);
+      }
       await decide(approvalId, decision);
     });
   }
@@ -232,6 +238,14 @@ export class AiSessionModel implements IDisposable {
    */
   applyPlan(decisions: Record<string, IAiDecision> = {}): Promise<boolean> {
     return this._request(async () => {
+      for (const item of this._state.plan) {
+        const decision = decisions[item.id] ?? { decision: 'approve' };
+        if (decision.decision === 'approve') {
+          // In order; an item the open notebook took stays made (the server
+          // counts it as done) if a later one conflicts and nothing is sent.
+          await applyInOpenNotebook(item, decision.hunks ?? null);
+        }
+      }
       await applyPlan(this.id, decisions);
     });
   }

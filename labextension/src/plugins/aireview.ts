@@ -22,7 +22,13 @@ import { PathExt } from '@jupyterlab/coreutils';
 import { IDocumentManager } from '@jupyterlab/docmanager';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 
-import { ReviewModel, ReviewPanel, reviewIcon } from '../ai/review';
+import {
+  type ISharedNotebookLike,
+  ReviewModel,
+  ReviewPanel,
+  reviewIcon,
+  setOpenNotebookFinder
+} from '../ai/review';
 import { PALETTE_CATEGORY, TRANSLATION_DOMAIN } from './constants';
 
 /**
@@ -97,6 +103,26 @@ export const aiReviewPlugin: JupyterFrontEndPlugin<void> = {
         });
       }
     };
+
+    // A notebook change set goes through the notebook open in Lab, if it is.
+    setOpenNotebookFinder(path => {
+      const widget = docManager?.findWidget(path);
+      const shared = (
+        widget?.context.model as { sharedModel?: unknown } | undefined
+      )?.sharedModel as Partial<ISharedNotebookLike> | undefined;
+      if (
+        !widget ||
+        !shared ||
+        !Array.isArray(shared.cells) ||
+        !shared.insertCell
+      ) {
+        return null;
+      }
+      return {
+        sharedModel: shared as ISharedNotebookLike,
+        save: () => widget.context.save()
+      };
+    });
 
     const open = async (approvalId: string): Promise<ReviewWidget> => {
       const existing = tracker.find(

@@ -36,6 +36,13 @@ export namespace CSS {
   export const activeLine = 'jp-TeraxAiReview-activeLine';
   export const hunkGutter = 'jp-TeraxAiReview-hunkGutter';
   export const hunkMarker = 'jp-TeraxAiReview-hunkMarker';
+  export const cells = 'jp-TeraxAiReview-cells';
+  export const cell = 'jp-TeraxAiReview-cell';
+  export const cellHeader = 'jp-TeraxAiReview-cellHeader';
+  export const cellType = 'jp-TeraxAiReview-cellType';
+  export const unit = 'jp-TeraxAiReview-unit';
+  export const unitBar = 'jp-TeraxAiReview-unitBar';
+  export const unitLines = 'jp-TeraxAiReview-unitLines';
   export const active = 'jp-mod-active';
   export const rejected = 'jp-mod-rejected';
 }

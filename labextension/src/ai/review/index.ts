@@ -5,5 +5,6 @@
 export * from './icons';
 export * from './mergeview';
 export * from './model';
+export * from './notebookapply';
 export * from './selection';
 export * from './widget';

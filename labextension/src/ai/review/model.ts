@@ -24,7 +24,12 @@ import {
   HunkError,
   switchHunks
 } from '../../common/ai/hunks';
+import {
+  type INotebookChange,
+  notebookChangeOf
+} from '../../common/ai/notebookchange';
 import { sessionEvents } from '../events';
+import { applyInOpenNotebook } from './notebookapply';
 import {
   clearReviewSelection,
   reviewSelection,
@@ -122,6 +127,13 @@ export class ReviewModel implements IDisposable {
 
   get texts(): IReviewTexts | null {
     return this._texts;
+  }
+
+  /**
+   * The change set, when the approval is a notebook edit.
+   */
+  get notebookChange(): INotebookChange | null {
+    return this._approval ? notebookChangeOf(this._approval.proposal) : null;
   }
 
   get problem(): ReviewProblem | null {
@@ -241,7 +253,14 @@ export class ReviewModel implements IDisposable {
     const decision = this.decision();
     const callId = approval.call_id;
     let written: Promise<AiEventToolCallFinished | null> | null = null;
+    let inDocument = false;
     try {
+      if (decision.decision === 'approve') {
+        // A notebook open in Lab takes the change itself, keeping unsaved
+        // edits; a conflict there stops before anything is decided.
+        const hunks = 'hunks' in decision ? decision.hunks : null;
+        inDocument = (await applyInOpenNotebook(approval, hunks)).open;
+      }
       if (decision.decision === 'approve' && callId) {
         // Listen before deciding, so that the write cannot be missed.
         if (this._lastSeq === null) {
@@ -259,7 +278,11 @@ export class ReviewModel implements IDisposable {
         this._approval = { ...approval, ...decided };
         this._changed.emit();
         this._outcome = outcomeOf(await written);
-        if (this._outcome.status === 'applied' && approval.proposal.path) {
+        if (
+          this._outcome.status === 'applied' &&
+          approval.proposal.path &&
+          !inDocument
+        ) {
           this._fileWritten.emit(approval.proposal.path);
         }
       }
@@ -307,6 +330,10 @@ export class ReviewModel implements IDisposable {
     const hunks = proposal.hunks ?? [];
     const all = hunks.map(h => h.index);
     const accepted = new Set(acceptedOf(approval, all));
+    if (notebookChangeOf(proposal)) {
+      // Shown cell by cell from the proposal; the notebook is not read here.
+      return { texts: null, problem: null, accepted };
+    }
     if (
       !proposal.path ||
       (proposal.kind !== 'edit' && proposal.kind !== 'write')

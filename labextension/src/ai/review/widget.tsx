@@ -17,6 +17,7 @@ import { changedLines, hunkCounts } from '../../common/ai/hunks';
 import { CSS } from './css';
 import { ReviewMergeView } from './mergeview';
 import type { IReviewOutcome, IReviewTexts, ReviewModel } from './model';
+import { NotebookChangeList } from './notebookview';
 
 export { CSS } from './css';
 
@@ -52,6 +53,15 @@ export class ReviewPanel extends Panel {
       />
     ));
     this._list.addClass(CSS.list);
+    this._cells = new ViewWidget(() => (
+      <NotebookChangeList
+        model={this.model}
+        trans={trans}
+        active={this._active}
+        onActivate={hunk => this.showHunk(hunk)}
+      />
+    ));
+    this._cells.addClass(CSS.cells + '-host');
     this._merge = new ReviewMergeView({
       trans,
       languages: options.languages,
@@ -60,6 +70,7 @@ export class ReviewPanel extends Panel {
     this._merge.setDark(options.dark ?? false);
     this._merge.hunkClicked.connect((_, hunk) => this.showHunk(hunk));
     body.addWidget(this._list);
+    body.addWidget(this._cells);
     body.addWidget(this._merge);
     this.addWidget(body);
 
@@ -93,6 +104,12 @@ export class ReviewPanel extends Panel {
     this._refreshMarks();
     this._merge.scrollToHunk(hunk);
     this._list.update();
+    this._cells.update();
+    requestAnimationFrame(() =>
+      this._cells.node
+        .querySelector(`[data-hunk="${hunk}"]`)
+        ?.scrollIntoView({ block: 'nearest' })
+    );
   }
 
   /**
@@ -172,9 +189,18 @@ export class ReviewPanel extends Panel {
         this._merge.hide();
       }
     }
+    if (this.model.notebookChange) {
+      // Shown cell by cell: there is no one file to put side by side.
+      this._merge.hide();
+      if (!this._shown) {
+        this._shown = true;
+        this._active = this.model.hunks[0]?.index ?? -1;
+      }
+    }
     this._refreshMarks();
     this._header.update();
     this._list.update();
+    this._cells.update();
   }
 
   private _refreshMarks(): void {
@@ -191,6 +217,7 @@ export class ReviewPanel extends Panel {
   private _shown = false;
   private _header: ViewWidget;
   private _list: ViewWidget;
+  private _cells: ViewWidget;
   private _merge: ReviewMergeView;
 }
 
@@ -442,7 +469,7 @@ function ReviewHeader(
         </span>
       </div>
       {notices}
-      {!model.texts && approval?.proposal.diff ? (
+      {!model.texts && !model.notebookChange && approval?.proposal.diff ? (
         <pre className={CSS.rawDiff} aria-label={trans.__('Proposed diff')}>
           {approval.proposal.diff}
         </pre>

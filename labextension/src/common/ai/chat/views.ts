@@ -106,7 +106,6 @@ export function toolSubject(
  * plain Approve/Deny.
  */
 export function isEditApproval(approval: IChatApproval): boolean {
-  return (
-    approval.proposal.kind === 'edit' || approval.proposal.kind === 'write'
-  );
+  const kind = approval.proposal.kind;
+  return kind === 'edit' || kind === 'write' || kind === 'notebook';
 }
