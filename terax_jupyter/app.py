@@ -125,6 +125,7 @@ jupyter terax mcp                   # Terax's tools for another agent (MCP over 
     pty_manager_class = ManagerClass("pty")
     git_manager_class = ManagerClass("git")
     secrets_manager_class = ManagerClass("secrets")
+    kernels_manager_class = ManagerClass("kernels")
     ai_manager_class = ManagerClass("ai")
     browser_manager_class = ManagerClass("browser")
     preview_manager_class = ManagerClass("preview")

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from terax_jupyter.services.fs.search import FileSearch
     from terax_jupyter.services.fs.watch import WatchService
     from terax_jupyter.services.git.manager import GitManager
+    from terax_jupyter.services.kernels.runner import KernelRunner
     from terax_jupyter.services.preview.manager import PreviewManager
     from terax_jupyter.services.pty.manager import PtyManager
     from terax_jupyter.services.secrets.manager import SecretsManager
@@ -36,6 +37,7 @@ class TeraxContext:
     pty: PtyManager
     git: GitManager
     secrets: SecretsManager
+    kernels: KernelRunner
     preview: PreviewManager
     # Area name ("ai", "browser") -> its manager, built from this context on first use.
     builders: dict[str, Callable[[TeraxContext], Any]]

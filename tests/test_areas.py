@@ -63,7 +63,7 @@ def test_each_manager_has_a_trait_that_defaults_to_its_class_by_name() -> None:
     traits = TeraxApp.class_own_traits()
     managed = [area for area in registry.areas() if area.build is not None]
     assert {area.name for area in managed} == {
-        "fs", "pty", "git", "secrets", "ai", "browser", "preview"
+        "fs", "pty", "git", "secrets", "kernels", "ai", "browser", "preview"
     }  # fmt: skip
     for area in managed:
         trait = traits[area.manager_trait]

@@ -297,10 +297,12 @@ BELOW_SERVICES = frozenset(
 # Service area -> the other areas (and modules above the services) it may import: the
 # neighbours it uses today. A new arrow between areas is a design change: add it here.
 AREA_NEIGHBOURS: dict[str, frozenset[str]] = {
-    "ai": frozenset({"browser", "fs", "pty", "secrets"}),
+    "ai": frozenset({"browser", "fs", "kernels", "pty", "secrets"}),
     "browser": frozenset(),
     "fs": frozenset(),
     "git": frozenset(),
+    # Cell runs read and write notebooks through the file manager the security layer guards.
+    "kernels": frozenset({"fs"}),
     # The meta area serves the OpenAPI document, which is made of every area's fragment.
     "meta": frozenset({f"{PKG}.openapi"}),
     # The preview's ports are the ones the terminals' processes listen on.

@@ -8,6 +8,7 @@ import { aiCompletionPlugin } from './plugins/aicompletion';
 import { aiReviewPlugin } from './plugins/aireview';
 import { gitPlugin } from './plugins/git';
 import { goToFilePlugin } from './plugins/gotofile';
+import { liveNotebooksPlugin } from './plugins/livenotebooks';
 import { policyPlugin } from './plugins/policy';
 import { previewPlugin } from './plugins/preview';
 import { searchInFilesPlugin } from './plugins/searchfiles';
@@ -32,6 +33,7 @@ const plugins: JupyterFrontEndPlugin<unknown>[] = [
   aiReviewPlugin,
   gitPlugin,
   goToFilePlugin,
+  liveNotebooksPlugin,
   policyPlugin,
   previewPlugin,
   searchInFilesPlugin,

@@ -200,7 +200,7 @@ class Reader:
             if self.remaining <= 0:
                 lines.append(self._omitted(cell, number))
                 break
-            lines.append(self._output(cell, number, output))
+            lines.append(self.output(cell.id, number, output))
         return "\n".join(lines)
 
     def _omitted(self, cell: Cell, number: int) -> str:
@@ -233,9 +233,10 @@ class Reader:
         language = self.language if cell.type == "code" else re.sub(r"\W", "", cell.type)
         return f"{fence}{language}\n{source}\n{fence}{note}"
 
-    def _output(self, cell: Cell, number: int, output: Any) -> str:
+    def output(self, cell_id: str, number: int, output: Any) -> str:
+        """Output ``number`` of a cell, redacted, enveloped and within the budget."""
         rendered = render_output(output)
-        label = f"cell {cell.id} output {number}: {rendered.label}"
+        label = f"cell {cell_id} output {number}: {rendered.label}"
         text = self.redact(rendered.text)
         if len(text) <= self.remaining:
             self.remaining -= len(text)

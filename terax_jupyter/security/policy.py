@@ -34,7 +34,10 @@ FEATURES = {
     "preview": "the web preview",
     "browser": "the headless browser",
     "mcp": "Terax's MCP server for other agents",
+    "notebook_runs": "the agent's runs of notebook cells",
 }
+# Switches a read-only server keeps off: what they run writes wherever the account may.
+_RUNS_CODE = ("terminals", "notebook_runs")
 LIMITS = {
     "agent_steps_per_run": "agent steps in one run",
     "tokens_per_day": "model tokens per day",
@@ -79,8 +82,8 @@ class Policy:
             return False
         if feature in self.server_off:
             return False
-        if feature == "terminals" and self.read_only:
-            return False  # a shell writes wherever the user's account may
+        if feature in _RUNS_CODE and self.read_only:
+            return False  # a shell or a kernel writes wherever the user's account may
         return self.features.get(feature, True)
 
     def require(self, feature: str) -> None:
@@ -95,8 +98,8 @@ class Policy:
             )
         elif feature in self.server_off:
             message = f"This server has {what} turned off ({self.server_off[feature]})."
-        elif feature == "terminals" and self.read_only:
-            message = "This server is read-only, so terminals are off."
+        elif feature in _RUNS_CODE and self.read_only:
+            message = f"This server is read-only, so {what} are off."
         else:
             message = f"The administrator has turned off {what}."
         raise AccessDenied(message, reason="disabled_by_policy")
@@ -124,7 +127,7 @@ class Policy:
                 "locked": self.error is not None
                 or name in self.features
                 or name in self.server_off
-                or (name == "terminals" and bool(self.read_only)),
+                or (name in _RUNS_CODE and bool(self.read_only)),
             }
             for name in FEATURES
         }

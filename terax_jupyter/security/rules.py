@@ -33,7 +33,9 @@ _RUNS_COMMAND = {"command", "process"}
 # bound to the page they saw) and a save that replaces a destructive workflow or lowers a side
 # effect. No rule may name them, and none ever covers them.
 NEVER_AUTO_APPROVED = frozenset({"browser_run_destructive_workflow", "browser_save_workflow"})
-_NEVER_AUTO_KINDS = frozenset({"replay", "workflow"})
+# Nor do rules cover a run of cells marked risky (shell, installs, processes, network) or a
+# kernel restart (the kernel's state is lost): each is the user's call, every time.
+_NEVER_AUTO_KINDS = frozenset({"replay", "workflow", "risky_cells", "kernel_restart"})
 
 
 class Proposal(Protocol):

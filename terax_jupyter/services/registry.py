@@ -25,7 +25,18 @@ if TYPE_CHECKING:
 
 # The areas, in the order of their routes, of the OpenAPI document's paths and of their
 # building at start (a factory sees the areas before it: the preview's, the terminals).
-AREA_NAMES = ("fs", "pty", "git", "workspace", "secrets", "ai", "browser", "preview", "meta")
+AREA_NAMES = (
+    "fs",
+    "pty",
+    "git",
+    "workspace",
+    "secrets",
+    "kernels",
+    "ai",
+    "browser",
+    "preview",
+    "meta",
+)
 
 
 @cache

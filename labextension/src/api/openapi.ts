@@ -2370,6 +2370,53 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/terax/api/kernels/live": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * WebSocket: the outputs of the agent's cell runs in the notebooks this page has open.
+         * @description The page sends {"type": "open", "paths": [API paths]} whenever the notebooks it has open change; it receives LiveCellEvent frames for runs in them and puts their outputs in its notebook models.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Switching protocols. */
+                101: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                403: components["responses"]["Forbidden"];
+                /** @description Refused, reason too_many_connections: the user has TeraxApp.max_websockets_per_user Terax WebSockets open already. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/terax/api/ai/sessions": {
         parameters: {
             query?: never;
@@ -6201,6 +6248,19 @@ export interface components {
             /** @description The key: no control characters or surrounding spaces, <= 8 KiB. */
             value: string;
         };
+        /** @description A cell of an agent's run in a notebook the page has open. */
+        LiveCellEvent: {
+            /** @enum {string} */
+            type: "cell";
+            run: string;
+            path: string;
+            cell_id: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "ok" | "error" | "interrupted" | "not_run";
+            execution_count?: number | null;
+            outputs: Record<string, never>[];
+            executed_hash: string;
+        };
         AiSessionFields: {
             title?: string;
             /** @description coder, ask, or a custom agent's name. */
@@ -6309,7 +6369,7 @@ export interface components {
             proposal: {
                 tool: string;
                 /** @enum {string} */
-                kind: "write" | "edit" | "notebook" | "directory" | "command" | "process" | "kill" | "replay" | "workflow";
+                kind: "write" | "edit" | "notebook" | "directory" | "command" | "process" | "kill" | "replay" | "workflow" | "cells" | "risky_cells" | "kernel_restart";
                 summary: string;
                 payload: {
                     [key: string]: unknown;
@@ -7220,6 +7280,7 @@ export type RootRequest = components['schemas']['RootRequest'];
 export type SecretEntry = components['schemas']['SecretEntry'];
 export type Secrets = components['schemas']['Secrets'];
 export type SecretValue = components['schemas']['SecretValue'];
+export type LiveCellEvent = components['schemas']['LiveCellEvent'];
 export type AiSessionFields = components['schemas']['AiSessionFields'];
 export type AiSessionSummary = components['schemas']['AiSessionSummary'];
 export type AiSession = components['schemas']['AiSession'];

@@ -8,7 +8,13 @@
  * A feature switch of the policy.
  */
 export type PolicyFeature =
-  'terminals' | 'agent' | 'git_push' | 'preview' | 'browser' | 'mcp';
+  | 'terminals'
+  | 'agent'
+  | 'git_push'
+  | 'preview'
+  | 'browser'
+  | 'mcp'
+  | 'notebook_runs';
 
 /**
  * The answer of `GET /terax/api/policy`.

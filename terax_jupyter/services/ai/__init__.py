@@ -15,6 +15,7 @@ def _build(setup: Setup, context: Any) -> dict[str, Any]:
         search=context.search,
         grep=context.grep,
         pty=context.pty,
+        kernels=context.kernels,
         secrets=context.secrets,
         browser_source=lambda: context.browser,
         parent=setup.parent,

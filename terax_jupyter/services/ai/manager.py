@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from terax_jupyter.services.fs.grep import GrepSearch
     from terax_jupyter.services.fs.manager import FileManager
     from terax_jupyter.services.fs.search import FileSearch
+    from terax_jupyter.services.kernels.runner import KernelRunner
     from terax_jupyter.services.pty.manager import PtyManager
     from terax_jupyter.services.secrets.manager import SecretsManager
 
@@ -128,11 +129,13 @@ class AiManager(LoggingConfigurable):
         pty: PtyManager | None,
         secrets: SecretsManager,
         browser_source: Callable[[], BrowserManager | None] | None = None,
+        kernels: KernelRunner | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.security = security
         self.files, self.search, self.grep, self.pty = files, search, grep, pty
+        self.kernels = kernels
         # The headless browser is built when a browser tool or replay first needs it.
         self._browser_source = browser_source or (lambda: None)
         self.secrets = secrets
@@ -180,6 +183,7 @@ class AiManager(LoggingConfigurable):
             search=search,
             grep=grep,
             pty=pty,
+            kernels=kernels,
             processes=self.processes,
             toolbox=self.toolbox,
             worker=self.worker,

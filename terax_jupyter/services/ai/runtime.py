@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from terax_jupyter.services.fs.grep import GrepSearch
     from terax_jupyter.services.fs.manager import FileManager
     from terax_jupyter.services.fs.search import FileSearch
+    from terax_jupyter.services.kernels.runner import KernelRunner
     from terax_jupyter.services.pty.manager import PtyManager
 
 
@@ -59,6 +60,7 @@ class AgentRuntime:
     search: FileSearch
     grep: GrepSearch
     pty: PtyManager | None
+    kernels: KernelRunner | None
     processes: ProcessRegistry
     toolbox: Toolbox
     worker: StoreWorker
@@ -141,6 +143,7 @@ class AgentRuntime:
             processes=self.processes,
             emit=emit,
             pty=self.pty,
+            kernels=self.kernels,
             browser=self.browser,
             user=user,
             subagents=subagents,

@@ -38,7 +38,18 @@ class ProposalRecord(TypedDict):
 
     tool: str
     kind: Literal[
-        "write", "edit", "notebook", "directory", "command", "process", "kill", "replay", "workflow"
+        "write",
+        "edit",
+        "notebook",
+        "directory",
+        "command",
+        "process",
+        "kill",
+        "replay",
+        "workflow",
+        "cells",
+        "risky_cells",
+        "kernel_restart",
     ]
     summary: str
     payload: dict[str, Any]

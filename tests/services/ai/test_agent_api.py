@@ -641,7 +641,7 @@ async def test_context_is_compacted_before_the_window_fills(
     await terax_api(
         "ai/models",
         method="POST",
-        body={"provider": "stub", "id": "tiny", "context_window": 11000, "max_output_tokens": 1000},
+        body={"provider": "stub", "id": "tiny", "context_window": 12000, "max_output_tokens": 1000},
     )
     (jp_root_dir / "big.txt").write_text("".join(f"row {n} {'z' * 60}\n" for n in range(200)))
     model_stub.script(

@@ -25,10 +25,22 @@ if TYPE_CHECKING:
     from terax_jupyter.services.fs.grep import GrepSearch
     from terax_jupyter.services.fs.manager import FileManager
     from terax_jupyter.services.fs.search import FileSearch
+    from terax_jupyter.services.kernels.runner import KernelRunner
     from terax_jupyter.services.pty.manager import PtyManager
 
 ProposalKind = Literal[
-    "write", "edit", "notebook", "directory", "command", "process", "kill", "replay", "workflow"
+    "write",
+    "edit",
+    "notebook",
+    "directory",
+    "command",
+    "process",
+    "kill",
+    "replay",
+    "workflow",
+    "cells",
+    "risky_cells",
+    "kernel_restart",
 ]
 
 
@@ -55,6 +67,7 @@ class ToolContext:
     processes: ProcessRegistry
     emit: Callable[[ToolEvent], None]
     pty: PtyManager | None = None
+    kernels: KernelRunner | None = None
     browser: BrowserManager | None = None
     user: str | None = None
     # run_subagent's way back into the runtime: (agent name, task) -> the sub-agent's answer.

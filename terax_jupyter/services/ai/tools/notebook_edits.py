@@ -17,13 +17,11 @@ import contextlib
 import os
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from nbformat import from_dict
-from nbformat.v4.nbjson import writes as notebook_json
-
 from terax_jupyter.exceptions import AlreadyExists, InvalidRequest
 from terax_jupyter.notebook_view.cells import check_path, raw_notebook
 from terax_jupyter.notebook_view.changes import CELL_TYPES, OPS, apply_ops, drop_ops, resolve_ops
 from terax_jupyter.notebook_view.render import joined
+from terax_jupyter.notebook_view.serialize import notebook_text
 from terax_jupyter.security import Access
 from terax_jupyter.services.ai.tools.base import Hunk, Proposal, Tool, ToolResult, object_schema
 from terax_jupyter.services.ai.tools.files import string_arg
@@ -129,7 +127,7 @@ class NotebookEdit(Tool):
                 data=data,
             )
         await _keep_checkpoint(context, shown, original)
-        text = await asyncio.to_thread(_serialized, book)
+        text = await asyncio.to_thread(notebook_text, book)
         written = await context.files.write(shown, text, etag=etag)
         context.reads.record(written["path"], written["etag"])
         made = len(outcome.applied)
@@ -272,8 +270,3 @@ async def _keep_checkpoint(context: ToolContext, path: str, text: str) -> None:
     await context.files.write(
         os.path.join(folder, f"{stem}-checkpoint.ipynb"), text, overwrite=True
     )
-
-
-def _serialized(book: dict[str, Any]) -> str:
-    """The notebook as Jupyter writes it (sources split in lines, keys sorted, indent 1)."""
-    return notebook_json(from_dict(book)) + "\n"
