@@ -8,10 +8,12 @@ import uuid
 from typing import TYPE_CHECKING
 
 import pytest
+from playwright.sync_api import expect
 
 from terax_jupyter.testing.model_stub import text, tool_call
 
-from .helpers import server_api, write
+from .ai_helpers import ask, open_panel, use_stub_provider
+from .helpers import artifact_name, write
 from .test_ai_notebook_edit import _MODEL, _notebook, _open
 
 if TYPE_CHECKING:
@@ -29,7 +31,7 @@ OUTPUTS = f"""path => {_MODEL}.sharedModel.cells
 
 
 def test_outputs_of_a_run_land_in_the_open_notebook(
-    page: Page, root_lab: LabServer, model_stub: ModelStub
+    page: Page, root_lab: LabServer, model_stub: ModelStub, request: pytest.FixtureRequest
 ) -> None:
     path = f"nbrun-{uuid.uuid4().hex[:8]}/sales.ipynb"
     write(root_lab.root / path, _notebook())
@@ -37,19 +39,15 @@ def test_outputs_of_a_run_land_in_the_open_notebook(
     before = (root_lab.root / path).read_text(encoding="utf-8")
     page.wait_for_timeout(3500)  # the page has told the server the notebook is open
     model_stub.script([tool_call("notebook_run", {"path": path, "ids": ["end"]}), text("Ran it.")])
-    session = server_api(root_lab, "terax/api/ai/sessions", {})
-    server_api(root_lab, f"terax/api/ai/sessions/{session['id']}/runs", {"prompt": "Run it."})
+    panel = open_panel(page)
+    use_stub_provider(panel)
+    ask(panel, "Run the last cell.")
+    # The card shows the exact source it would run.
+    card = panel.locator("[data-approval][data-kind='cells']")
+    expect(card.locator("[data-cell='end'] pre")).to_have_text("print('done')", timeout=15_000)
+    page.screenshot(path=artifact_name(request, "-card"))
+    card.get_by_role("button", name="Approve", exact=True).click()
     deadline = time.monotonic() + TIMEOUT_S
-    pending: list[dict[str, object]] = []
-    while not pending and time.monotonic() < deadline:
-        pending = server_api(root_lab, f"terax/api/ai/sessions/{session['id']}")[
-            "pending_approvals"
-        ]
-        time.sleep(0.1)
-    assert pending, "no run approval"
-    approval = pending[0]
-    assert approval["proposal"]["kind"] == "cells"  # type: ignore[index]
-    server_api(root_lab, f"terax/api/ai/approvals/{approval['id']}", {"decision": "approve"})
     cells: list[list[object]] = []
     while time.monotonic() < deadline:
         cells = page.evaluate(OUTPUTS, path)

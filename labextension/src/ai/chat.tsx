@@ -487,6 +487,45 @@ interface IApprovalProps {
 }
 
 /**
+ * The exact sources a notebook run would run, with what each does beyond
+ * computing (the server's marks: shell, installs, processes, network).
+ */
+function CellsToRun(props: {
+  proposal: IChatApproval['proposal'];
+  host: IChatHost;
+}): JSX.Element | null {
+  const { proposal, host } = props;
+  const cells = proposal.payload.cells;
+  if (
+    (proposal.kind !== 'cells' && proposal.kind !== 'risky_cells') ||
+    !Array.isArray(cells)
+  ) {
+    return null;
+  }
+  return (
+    <div className={CSS.cellsToRun} data-cells-to-run="">
+      {(cells as { id: string; source: string; risks?: string[] }[]).map(
+        cell => (
+          <div key={cell.id} data-cell={cell.id}>
+            <div className={CSS.counts}>
+              <span>{host.trans.__('Cell %1', cell.id)}</span>
+              {(cell.risks ?? []).map(risk => (
+                <span key={risk} className={CSS.diffDel} data-risk={risk}>
+                  {risk}
+                </span>
+              ))}
+            </div>
+            <pre className={`${CSS.pre} ${CSS.approvalCommand}`}>
+              {cell.source}
+            </pre>
+          </div>
+        )
+      )}
+    </div>
+  );
+}
+
+/**
  * A change or command waiting on the user.
  */
 export function ApprovalCard(props: IApprovalProps): JSX.Element {
@@ -517,6 +556,7 @@ export function ApprovalCard(props: IApprovalProps): JSX.Element {
         <strong>{trans.__('Approve?')}</strong> {proposal.summary}
       </div>
       {workflow && <WorkflowDetails details={workflow} host={host} />}
+      <CellsToRun proposal={proposal} host={host} />
       {!workflow && proposal.command && (
         <pre className={`${CSS.pre} ${CSS.approvalCommand}`}>
           {proposal.command}

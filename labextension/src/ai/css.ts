@@ -60,6 +60,7 @@ export namespace CSS {
   export const approvalCommand = 'jp-TeraxAi-approvalCommand';
   export const approvalNote = 'jp-TeraxAi-approvalNote';
   export const workflowDetails = 'jp-TeraxAi-workflowDetails';
+  export const cellsToRun = 'jp-TeraxAi-cellsToRun';
   export const actions = 'jp-TeraxAi-actions';
   export const button = 'jp-TeraxAi-button';
   export const primary = 'jp-TeraxAi-primary';
