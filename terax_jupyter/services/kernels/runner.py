@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 READY_TIMEOUT_S = 60.0
 MAX_WAIT_S = 300.0
 LANDING_RETRIES = 3
+SEND_INTERVAL_S = 0.1
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,8 @@ class Run:
     delivered: dict[str, int] = field(default_factory=dict)
     revisions: dict[str, int] = field(default_factory=dict)
     landed: dict[str, str] = field(default_factory=dict)  # cell id -> where its outputs went
+    sent_at: dict[str, float] = field(default_factory=dict)  # to the Lab pages, per cell
+    send_pending: set[str] = field(default_factory=set)
 
     @property
     def finished(self) -> bool:
@@ -276,7 +279,29 @@ class KernelRunner(LoggingConfigurable):
             run.changed.set()
 
     def _changed(self, run: Run, cell: CellRun) -> None:
+        """Wake status waiters; tell the pages holding the notebook, at most every
+        SEND_INTERVAL_S per cell while it prints (each frame has all its outputs), and at
+        once when it starts or ends."""
         run.changed.set()
+        if not self._claimants(run.path):
+            return
+        now = time.monotonic()
+        last = run.sent_at.get(cell.id)
+        if cell.finished or last is None or now - last >= SEND_INTERVAL_S:
+            self._send(run, cell)
+        elif cell.id not in run.send_pending:
+            run.send_pending.add(cell.id)
+            asyncio.get_running_loop().call_later(
+                SEND_INTERVAL_S - (now - last), self._send_pending, run, cell
+            )
+
+    def _send_pending(self, run: Run, cell: CellRun) -> None:
+        if cell.id in run.send_pending:
+            self._send(run, cell)
+
+    def _send(self, run: Run, cell: CellRun) -> None:
+        run.send_pending.discard(cell.id)
+        run.sent_at[cell.id] = time.monotonic()
         event = {
             "type": "cell",
             "run": run.id,

@@ -238,3 +238,39 @@ async def test_risky_cells_are_marked_and_no_rule_approves_them(
     ]
     assert matching_rule(rules, risky) is None
     assert matching_rule([{"tool": "*"}], risky) is None
+
+
+class _Page:
+    """A Lab page holding a notebook, as the live WebSocket does."""
+
+    def __init__(self, path: str) -> None:
+        self.paths = {path}
+        self.events: list[dict[str, Any]] = []
+
+    def send(self, event: dict[str, Any]) -> None:
+        self.events.append(json.loads(json.dumps(event)))
+
+
+async def test_a_page_holding_the_notebook_gets_the_outputs_and_the_file_is_left_alone(
+    context: ToolContext, jp_root_dir: Path
+) -> None:
+    path = _notebook(
+        jp_root_dir, "held.ipynb", {"loop": "for i in range(3000):\n    print(i, flush=True)"}
+    )
+    before = (jp_root_dir / path).read_text()
+    page = _Page(path)
+    assert context.kernels is not None
+    context.kernels.listeners.add(page)
+    try:
+        started = await _approve(context, NotebookRun(), {"path": path, "ids": ["loop"]})
+        done = await _finished(context, _handle(started))
+    finally:
+        context.kernels.listeners.discard(page)
+    assert "outputs the notebook open in Lab" in done.content + started.content
+    assert (jp_root_dir / path).read_text() == before
+    # Frames are paced while the cell prints, each with every output so far; the last is whole.
+    assert 1 < len(page.events) < 300
+    last = page.events[-1]
+    assert last["status"] == "ok"
+    assert last["outputs"][0]["text"].endswith("2998\n2999\n")
+    assert isinstance(last["execution_count"], int)
