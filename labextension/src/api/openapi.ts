@@ -2397,6 +2397,7 @@ export interface paths {
                     };
                     content?: never;
                 };
+                400: components["responses"]["BadRequest"];
                 403: components["responses"]["Forbidden"];
                 /** @description Refused, reason too_many_connections: the user has TeraxApp.max_websockets_per_user Terax WebSockets open already. */
                 503: {

@@ -36,7 +36,7 @@ PATHS = {
             "x-websocket": True,
             "responses": {
                 "101": {"description": "Switching protocols."},
-                **errors("Forbidden"),
+                **errors("BadRequest", "Forbidden"),
                 "503": {
                     "description": (
                         "Refused, reason too_many_connections: the user has "
