@@ -40,6 +40,22 @@ def errors(*names: str) -> dict[str, Any]:
     return {codes[name]: {"$ref": f"#/components/responses/{name}"} for name in names}
 
 
+def websocket_responses(*names: str) -> dict[str, Any]:
+    """A WebSocket's responses: the handshake, the error kinds ``names``, and the 503 of a
+    user who has every connection slot in use."""
+    return {
+        "101": {"description": "Switching protocols."},
+        **errors(*names),
+        "503": {
+            "description": (
+                "Refused, reason too_many_connections: the user has "
+                "TeraxApp.max_websockets_per_user Terax WebSockets open already."
+            ),
+            "content": {"application/json": {"schema": ref("Error")}},
+        },
+    }
+
+
 def query(
     name: str, schema: dict[str, Any], description: str, *, required: bool = False
 ) -> dict[str, Any]:

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from terax_jupyter.apispec import errors, json_response, query, ref, tagged_union, typed_object
+from terax_jupyter.apispec import (
+    errors,
+    json_response,
+    query,
+    ref,
+    tagged_union,
+    typed_object,
+    websocket_responses,
+)
 from terax_jupyter.services.ai import wire
 
 _OBJECT = {"type": "object"}
@@ -430,17 +438,7 @@ PATHS: dict[str, Any] = {
             "REST.",
             "parameters": [query("after", {"type": "integer", "minimum": 0}, "Replay after.")],
             "x-websocket": True,
-            "responses": {
-                "101": {"description": "Switching protocols."},
-                **errors("BadRequest", "Forbidden", "NotFound"),
-                "503": {
-                    "description": (
-                        "Refused, reason too_many_connections: the user has "
-                        "TeraxApp.max_websockets_per_user Terax WebSockets open already."
-                    ),
-                    "content": {"application/json": {"schema": ref("Error")}},
-                },
-            },
+            "responses": websocket_responses("BadRequest", "Forbidden", "NotFound"),
         },
     },
     "/terax/api/ai/sessions/{session_id}/tool-calls": {

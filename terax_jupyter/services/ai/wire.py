@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, TypeAlias, get_args
 from typing_extensions import NotRequired, TypedDict
 
 from terax_jupyter.apispec import Note, Ref
+from terax_jupyter.services.ai.tools.base import ProposalKind
 
 Rule = Annotated[dict[str, str], Ref("AiRule")]
 
@@ -37,20 +38,7 @@ class ProposalRecord(TypedDict):
     (edits), and what applying needs (payload)."""
 
     tool: str
-    kind: Literal[
-        "write",
-        "edit",
-        "notebook",
-        "directory",
-        "command",
-        "process",
-        "kill",
-        "replay",
-        "workflow",
-        "cells",
-        "risky_cells",
-        "kernel_restart",
-    ]
+    kind: ProposalKind
     summary: str
     payload: dict[str, Any]
     path: str | None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from terax_jupyter.apispec import errors, json_body, json_response, query, ref
+from terax_jupyter.apispec import errors, json_body, json_response, query, ref, websocket_responses
 
 _PATH = query(
     "path",
@@ -328,17 +328,7 @@ PATHS = {
                 '{"type": "overflow", "id"} when events were dropped, and errors.'
             ),
             "x-websocket": True,
-            "responses": {
-                "101": {"description": "Switching protocols."},
-                **errors("BadRequest", "Forbidden"),
-                "503": {
-                    "description": (
-                        "Refused, reason too_many_connections: the user has "
-                        "TeraxApp.max_websockets_per_user Terax WebSockets open already."
-                    ),
-                    "content": {"application/json": {"schema": ref("Error")}},
-                },
-            },
+            "responses": websocket_responses("BadRequest", "Forbidden"),
         }
     },
 }

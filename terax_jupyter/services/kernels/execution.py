@@ -164,7 +164,7 @@ async def run_cell(
             cell.execution_count = msg["content"].get("execution_count", cell.execution_count)
         else:
             sink.take(msg)
-    reply = await _reply(client, msg_id)
+    reply = await shell_reply(client, msg_id, REPLY_TIMEOUT_S)
     content = reply.get("content", {}) if reply else {}
     if isinstance(content.get("execution_count"), int):
         cell.execution_count = content["execution_count"]
@@ -179,8 +179,11 @@ async def run_cell(
     on_output()
 
 
-async def _reply(client: AsyncKernelClient, msg_id: str) -> dict[str, Any] | None:
-    deadline = time.monotonic() + REPLY_TIMEOUT_S
+async def shell_reply(
+    client: AsyncKernelClient, msg_id: str, timeout: float
+) -> dict[str, Any] | None:
+    """The kernel's reply to request ``msg_id``, or None after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
             msg = await client.get_shell_msg(timeout=POLL_S)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from terax_jupyter.apispec import errors, ref
+from terax_jupyter.apispec import websocket_responses
 
 SCHEMAS: dict[str, object] = {
     "LiveCellEvent": {
@@ -34,17 +34,7 @@ PATHS = {
             "the notebooks it has open change; it receives LiveCellEvent frames for runs in "
             "them and puts their outputs in its notebook models.",
             "x-websocket": True,
-            "responses": {
-                "101": {"description": "Switching protocols."},
-                **errors("BadRequest", "Forbidden"),
-                "503": {
-                    "description": (
-                        "Refused, reason too_many_connections: the user has "
-                        "TeraxApp.max_websockets_per_user Terax WebSockets open already."
-                    ),
-                    "content": {"application/json": {"schema": ref("Error")}},
-                },
-            },
+            "responses": websocket_responses("BadRequest", "Forbidden"),
         },
     },
 }

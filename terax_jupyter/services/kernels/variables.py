@@ -9,13 +9,11 @@ are left out. The caller redacts what comes back.
 from __future__ import annotations
 
 import ast
-import asyncio
 import json
-import queue
-import time
 from typing import TYPE_CHECKING, Any
 
 from terax_jupyter.exceptions import Unavailable, Unsupported
+from terax_jupyter.services.kernels.execution import shell_reply
 
 if TYPE_CHECKING:
     from jupyter_client.asynchronous import AsyncKernelClient
@@ -48,7 +46,13 @@ async def list_variables(client: AsyncKernelClient, *, limit: int) -> list[dict[
     msg_id = client.execute(
         "", silent=True, store_history=False, user_expressions={"terax": expression}
     )
-    reply = await _reply(client, msg_id)
+    reply = await shell_reply(client, msg_id, REPLY_TIMEOUT_S)
+    if reply is None:
+        raise Unavailable(
+            "The kernel did not answer within 10 s (a cell may be running: variables are "
+            "read between runs).",
+            reason="kernel_busy",
+        )
     result = (reply.get("content", {}).get("user_expressions") or {}).get("terax")
     if not isinstance(result, dict):
         raise Unsupported(
@@ -68,19 +72,3 @@ async def list_variables(client: AsyncKernelClient, *, limit: int) -> list[dict[
             "The kernel's answer was not a list of variables.", reason="kernel_unsupported"
         ) from None
     return [entry for entry in listed if isinstance(entry, dict)]
-
-
-async def _reply(client: AsyncKernelClient, msg_id: str) -> dict[str, Any]:
-    deadline = time.monotonic() + REPLY_TIMEOUT_S
-    while time.monotonic() < deadline:
-        try:
-            msg = await client.get_shell_msg(timeout=0.5)
-        except (queue.Empty, asyncio.TimeoutError):
-            continue
-        if msg.get("parent_header", {}).get("msg_id") == msg_id:
-            return dict(msg)
-    raise Unavailable(
-        "The kernel did not answer within 10 s (a cell may be running: variables are read "
-        "between runs).",
-        reason="kernel_busy",
-    )
