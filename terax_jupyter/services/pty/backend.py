@@ -25,6 +25,7 @@ READ_SIZE = 65536
 # Bytes one readiness callback may read before it yields to other work on the loop.
 READ_BUDGET = 256 * 1024
 EXIT_POLL_SECONDS = 0.5  # how often a shell's exit is polled where there is no pidfd
+KILL_WAIT = 2.0  # seconds a closed session waits for its SIGKILLed processes to be gone
 
 
 class PtyProcess(abc.ABC):
@@ -245,10 +246,18 @@ class PosixPty(PtyProcess):
         deadline = time.monotonic() + grace
         while time.monotonic() < deadline and any(self._alive(pid) for pid in targets):
             time.sleep(0.02)
+        # What forked during the grace is killed too. A SIGKILL is delivered, not awaited:
+        # wait (bounded) until each target is gone, so a closed session has no process left.
+        targets = sorted(set(targets) | set(_session_processes(self.pid)))
         for pid in targets:
             if self._alive(pid):
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + KILL_WAIT
+        while time.monotonic() < deadline and any(
+            _alive(pid) for pid in targets if pid != self.pid
+        ):
+            time.sleep(0.01)
         with contextlib.suppress(Exception):
             self._process.close(force=True)
         self._closed = True

@@ -36,6 +36,8 @@ STUBBORN = [
     "s.signal(s.SIGTERM, s.SIG_IGN); time.sleep(1000)' &",
     # Orphaned at once (its parent exits), so no longer the shell's descendant.
     "(sleep 1002 &)",
+    # Starts another job when it gets SIGHUP: forked after the close began.
+    "bash -c 'trap \"sleep 1004 & wait\" HUP; while :; do sleep 0.05; done' &",
 ]
 
 
