@@ -127,6 +127,17 @@ class KernelRunner(LoggingConfigurable):
                     continue
         return None
 
+    def kernel_specs(self) -> dict[str, tuple[str, str]]:
+        """The installed kernels: name -> (display name, language). Blocking (reads files)."""
+        specs = self.kernel_manager.kernel_spec_manager.get_all_specs()
+        return {
+            name: (
+                str(entry.get("spec", {}).get("display_name") or name),
+                str(entry.get("spec", {}).get("language") or ""),
+            )
+            for name, entry in specs.items()
+        }
+
     def _state(self, kernel_id: str) -> KernelState:
         if kernel_id not in self.kernel_manager:
             raise NotFound(f"Kernel {kernel_id} is not running.", reason="no_kernel")
