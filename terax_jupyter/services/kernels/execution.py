@@ -41,13 +41,20 @@ class CellRun:
     outputs_dropped: int = 0
     started: float | None = None
     ended: float | None = None
-    # Outputs replaced in place (update_display_data, clear_output): the count of outputs
-    # whose content changed since the last reader looked.
+    # Counts replacements in place (update_display_data, clear_output); a stream that goes
+    # on is not one: its text only grows (stream_length).
     revision: int = 0
 
     @property
     def finished(self) -> bool:
         return self.status in ("ok", "error", "interrupted", "not_run")
+
+    def stream_length(self, count: int) -> int:
+        """The text length of the ``count``-th output if it is a stream (which grows), else 0."""
+        if not 0 < count <= len(self.outputs):
+            return 0
+        output = self.outputs[count - 1]
+        return len(output.get("text", "")) if output.get("output_type") == "stream" else 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -94,8 +101,7 @@ class OutputSink:
             and last.get("name") == output.get("name")
         ):
             if self._fits(len(output["text"])):
-                last["text"] += output["text"]
-                self.cell.revision += 1
+                last["text"] += output["text"]  # appended: not a change of what was shown
                 self.on_output()
             return
         size = len(json.dumps(output))

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 READY_TIMEOUT_S = 60.0
 MAX_WAIT_S = 300.0
+OUTPUT_SETTLE_S = 0.5  # a wait for new output lets more of it come for this long
 LANDING_RETRIES = 3
 SEND_INTERVAL_S = 0.1
 
@@ -75,6 +76,8 @@ class Run:
     # How far the model has read each cell's outputs (notebook_run_status).
     delivered: dict[str, int] = field(default_factory=dict)
     revisions: dict[str, int] = field(default_factory=dict)
+    # The length of the last output shown of each cell, when it is a stream that may grow.
+    delivered_text: dict[str, int] = field(default_factory=dict)
     landed: dict[str, str] = field(default_factory=dict)  # cell id -> where its outputs went
     sent_at: dict[str, float] = field(default_factory=dict)  # to the Lab pages, per cell
     send_pending: set[str] = field(default_factory=set)
@@ -82,6 +85,16 @@ class Run:
     @property
     def finished(self) -> bool:
         return self.done.is_set()
+
+    def unseen(self) -> bool:
+        """Whether a cell has outputs the model has not been shown (notebook_run_status)."""
+        return any(
+            len(cell.outputs) != self.delivered.get(cell.id, 0)
+            or cell.revision != self.revisions.get(cell.id, 0)
+            or cell.stream_length(self.delivered.get(cell.id, 0))
+            > self.delivered_text.get(cell.id, 0)
+            for cell in self.cells
+        )
 
 
 class KernelRunner(LoggingConfigurable):
@@ -253,10 +266,22 @@ class KernelRunner(LoggingConfigurable):
             raise NotFound(f"No run has the handle {run_id!r}.", reason="unknown_run")
         return run
 
-    async def wait(self, run: Run, timeout: float) -> None:
-        """Until the run ends or ``timeout`` seconds pass (at most MAX_WAIT_S)."""
+    async def wait(self, run: Run, timeout: float, *, until_output: bool = False) -> None:
+        """Until the run ends or ``timeout`` seconds pass (at most MAX_WAIT_S); with
+        ``until_output``, also until it printed something the model has not seen (and then
+        OUTPUT_SETTLE_S more, so that a burst of lines comes as one answer)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + min(max(timeout, 0.0), MAX_WAIT_S)
+        if until_output:
+            while not run.finished and not run.unseen() and loop.time() < deadline:
+                run.changed.clear()
+                if run.unseen():
+                    break
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(run.changed.wait(), deadline - loop.time())
+            deadline = min(deadline, loop.time() + OUTPUT_SETTLE_S)
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(run.done.wait(), min(max(timeout, 0.0), MAX_WAIT_S))
+            await asyncio.wait_for(run.done.wait(), max(deadline - loop.time(), 0.0))
 
     async def _execute(self, run: Run) -> None:
         client = None

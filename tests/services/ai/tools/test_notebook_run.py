@@ -173,6 +173,41 @@ async def test_a_long_cell_is_interrupted(context: ToolContext, jp_root_dir: Pat
     assert book.cells[0].outputs[-1]["ename"] == "KeyboardInterrupt"
 
 
+async def test_a_wait_for_output_returns_with_each_new_print(
+    context: ToolContext, jp_root_dir: Path
+) -> None:
+    source = (
+        "import time\ntime.sleep(2)\nprint('first', flush=True)\ntime.sleep(3)\n"
+        "print('second', flush=True)\ntime.sleep(30)"
+    )
+    path = _notebook(jp_root_dir, "follow.ipynb", {"slow": source})
+    started = await _approve(context, NotebookRun(), {"path": path, "ids": ["slow"]})
+    assert "first" not in started.content
+    handle = _handle(started)
+    loop = asyncio.get_running_loop()
+    seen: list[str] = []
+    for expected in ("first", "second"):
+        begun = loop.time()
+        status = await NotebookRunStatus().run(
+            {"handle": handle, "wait": 60, "until": "output"}, context
+        )
+        # Back with the print, long before the wait or the run ends.
+        assert loop.time() - begun < 20, expected
+        assert not status.data["finished"]
+        seen.append(status.content)
+        assert expected in status.content
+    assert "second" not in seen[0]
+    # One stream output that went on: only its new text.
+    assert "(output 1 went on:)" in seen[1]
+    assert "first" not in seen[1]
+    # Nothing new: a short wait for output comes back empty-handed when it ends.
+    quiet = await NotebookRunStatus().run({"handle": handle, "wait": 1, "until": "output"}, context)
+    assert "first" not in quiet.content
+    assert "second" not in quiet.content
+    assert not quiet.data["finished"]
+    await NotebookInterrupt().run({"handle": handle}, context)
+
+
 async def test_kernel_variables_are_listed_short_and_redacted(
     context: ToolContext, jp_root_dir: Path
 ) -> None:
