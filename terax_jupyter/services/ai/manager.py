@@ -614,6 +614,7 @@ class AiManager(LoggingConfigurable):
             tool=approval["tool"],
             decision=decision.status,
             hunks=decision.hunks,
+            subject=self.toolbox.audit_subject(approval["tool"], approval["proposal"]),
         )
         woke = self.approvals.resolve(approval_id, decision)
         self.runtime.publish(

@@ -91,12 +91,21 @@ class PlanRunner:
             session=session_id,
             items=[{k: o[k] for k in ("tool", "summary", "status")} for o in outcomes],
         )
+        subjects = {
+            item["id"]: runtime.toolbox.audit_subject(item["tool"], item["proposal"])
+            for item in items
+        }
         runtime.agent_audit.record(
             "plan.applied",
             user=user,
             session=session_id,
             items=[
-                {"approval": o["approval_id"], "tool": o["tool"], "decision": o["status"]}
+                {
+                    "approval": o["approval_id"],
+                    "tool": o["tool"],
+                    "decision": o["status"],
+                    "subject": subjects.get(o["approval_id"], {}),
+                }
                 for o in outcomes
             ],
             stopped=stopped,

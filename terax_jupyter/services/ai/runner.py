@@ -696,6 +696,7 @@ class AgentRun:
                 tool=tool.name,
                 rule=rule,
                 rule_source="administrator" if by_admin else "user",
+                subject=tool.audit_subject(proposal),
             )
             self.emit({"type": "auto_approved", "approval": approval, "rule": rule})
             return await runtime.apply_decided(tool, proposal, context, None), "done"

@@ -20,7 +20,7 @@ from terax_jupyter.services.ai.tools import (
     shell,
     terminal,
 )
-from terax_jupyter.services.ai.tools.base import Tool, ToolContext, ToolResult
+from terax_jupyter.services.ai.tools.base import Proposal, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -85,6 +85,11 @@ class Toolbox:
 
     def get(self, name: str) -> Tool | None:
         return self.tools.get(name)
+
+    def audit_subject(self, name: str, proposal: dict[str, Any]) -> dict[str, Any]:
+        """What the audit names of a stored proposal of tool ``name`` (its path, its sources)."""
+        tool = self.tools.get(name)
+        return tool.audit_subject(Proposal.from_json(proposal)) if tool is not None else {}
 
     def specs(self, agent: AgentDefinition) -> list[ToolSpec]:
         return [self.tools[name].spec() for name in agent.tools if name in self.tools]

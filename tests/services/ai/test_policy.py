@@ -13,9 +13,11 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
+import nbformat
 import pytest
 from tornado.httpclient import HTTPClientError
 
+from terax_jupyter.notebook_view.cells import source_hash
 from terax_jupyter.pytest_plugin import error_of
 from terax_jupyter.security.policy import Policy
 from terax_jupyter.services.ai.agent_audit import arguments_digest
@@ -569,3 +571,81 @@ def test_the_audit_file_is_appended_to_and_a_fifo_is_refused(tmp_path: Path) -> 
     refused_audit = AgentAudit(str(fifo), Redactor(), server_user="alice")
     assert refused_audit.problem is not None
     assert refused_audit.record("run.started", user="alice", session=None) is None
+
+
+@pytest.mark.parametrize("policy", [{"audit_log": "@LOGS@/agent.jsonl"}])
+async def test_notebook_changes_and_runs_are_audited_with_the_sources_approved(
+    terax_api: Api, open_events: Any, model_stub: ModelStub, jp_root_dir: Path, admin_logs: Path
+) -> None:
+    book = nbformat.v4.new_notebook()
+    book.cells = [nbformat.v4.new_code_cell("x = 1")]
+    book.cells[0].id = "first"
+    (jp_root_dir / "nb.ipynb").write_text(nbformat.writes(book))
+    edit = {
+        "op": "replace",
+        "id": "first",
+        "expected_hash": source_hash("x = 1")[:12],
+        "source": "x = 2",
+    }
+    model_stub.script(
+        [
+            turns.tool_call("notebook_edit", {"path": "nb.ipynb", "ops": [edit]}),
+            turns.tool_call("notebook_run", {"path": "nb.ipynb", "ids": ["first"]}),
+            turns.text("Done."),
+        ]
+    )
+    session_id = await new_session(terax_api)
+    events = await run(terax_api, open_events, session_id, "Change and run it")
+    for decision in ("approve", "deny"):
+        approval = (await events.until("approval_requested"))["approval"]
+        await terax_api(
+            f"ai/approvals/{approval['id']}", method="POST", body={"decision": decision}
+        )
+    await events.until("finish")
+    lines = [json.loads(line) for line in (admin_logs / "agent.jsonl").read_text().splitlines()]
+    decided = {line["tool"]: line for line in lines if line["event"] == "approval.decided"}
+    assert decided["notebook_edit"]["decision"] == "approved"
+    assert decided["notebook_edit"]["subject"] == {
+        "path": "nb.ipynb",
+        "ops": [
+            {
+                "op": "replace",
+                "id": "first",
+                "expected_hash": source_hash("x = 1")[:12],
+                "source_hash": source_hash("x = 2"),
+            }
+        ],
+    }
+    ran = decided["notebook_run"]
+    assert ran["decision"] == "denied"
+    assert ran["subject"]["path"] == "nb.ipynb"
+    assert ran["subject"]["kernel"] is None  # it was to start one
+    [cell] = ran["subject"]["cells"]
+    assert cell["id"] == "first"
+    assert source_hash("x = 2").startswith(cell["source_hash"])
+    assert "x = 2" not in (admin_logs / "agent.jsonl").read_text()  # sources only as hashes
+
+
+@pytest.mark.parametrize("policy", [{"audit_log": "@LOGS@/agent.jsonl"}])
+async def test_an_applied_plan_is_audited_with_what_each_item_changed(
+    terax_api: Api, open_events: Any, model_stub: ModelStub, jp_root_dir: Path, admin_logs: Path
+) -> None:
+    model_stub.script(
+        [turns.tool_call("notebook_create", {"path": "new.ipynb"}), turns.text("Planned.")]
+    )
+    session_id = await new_session(terax_api, plan_mode=True)
+    events = await run(terax_api, open_events, session_id, "Plan a notebook")
+    await events.until("finish")
+    [item] = (await terax_api(f"ai/sessions/{session_id}/plan"))["items"]
+    await terax_api(f"ai/sessions/{session_id}/plan", method="POST", body={"action": "apply"})
+    assert nbformat.read(jp_root_dir / "new.ipynb", as_version=4).cells == []
+    lines = [json.loads(line) for line in (admin_logs / "agent.jsonl").read_text().splitlines()]
+    [applied] = [line for line in lines if line["event"] == "plan.applied"]
+    assert applied["items"] == [
+        {
+            "approval": item["id"],
+            "tool": "notebook_create",
+            "decision": "approved",
+            "subject": {"path": "new.ipynb"},
+        }
+    ]

@@ -192,3 +192,8 @@ class Tool(abc.ABC):
     ) -> ToolResult:
         """Make the approved change; ``hunks`` (edits only) is the approved subset, None = all."""
         raise NotImplementedError(f"{self.name} is read-only: run it")
+
+    def audit_subject(self, proposal: Proposal) -> dict[str, Any]:
+        """What the administrator's audit line names of an approved change: its path by
+        default; a tool whose approval is bound to more (sources, a kernel) says so."""
+        return {"path": proposal.path} if proposal.path else {}

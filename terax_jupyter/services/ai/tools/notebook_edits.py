@@ -18,7 +18,7 @@ import os
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from terax_jupyter.exceptions import AlreadyExists, InvalidRequest
-from terax_jupyter.notebook_view.cells import check_path, raw_notebook
+from terax_jupyter.notebook_view.cells import check_path, raw_notebook, source_hash
 from terax_jupyter.notebook_view.changes import CELL_TYPES, OPS, apply_ops, drop_ops, resolve_ops
 from terax_jupyter.notebook_view.render import joined
 from terax_jupyter.notebook_view.serialize import notebook_text
@@ -96,6 +96,18 @@ class NotebookEdit(Tool):
             diff=change.diff,
             hunks=change.hunks,
         )
+
+    def audit_subject(self, proposal: Proposal) -> dict[str, Any]:
+        """Each operation with the source hash it was checked against and the new source's."""
+        ops = []
+        for op in proposal.payload.get("ops") or []:
+            entry = {
+                key: op[key] for key in ("op", "id", "expected_hash", "cell_type") if op.get(key)
+            }
+            if isinstance(op.get("source"), str):
+                entry["source_hash"] = source_hash(op["source"])
+            ops.append(entry)
+        return {"path": proposal.payload.get("path"), "ops": ops}
 
     async def apply(
         self, proposal: Proposal, context: ToolContext, *, hunks: list[int] | None = None

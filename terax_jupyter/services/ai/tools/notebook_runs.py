@@ -124,6 +124,19 @@ class NotebookRun(Tool):
             path=book.path,
         )
 
+    def audit_subject(self, proposal: Proposal) -> dict[str, Any]:
+        """The sources approved (by hash) and the kernel they were approved to run in."""
+        payload = proposal.payload
+        return {
+            "path": payload.get("path"),
+            "kernel": _kernel_binding(payload.get("kernel")),
+            "kernel_name": payload.get("kernel_name"),
+            "cells": [
+                {"id": cell.get("id"), "source_hash": cell.get("hash"), "risks": cell.get("risks")}
+                for cell in payload.get("cells") or []
+            ],
+        }
+
     async def apply(
         self, proposal: Proposal, context: ToolContext, *, hunks: list[int] | None = None
     ) -> ToolResult:
@@ -356,6 +369,10 @@ class NotebookRestart(Tool):
             path=book.path,
         )
 
+    def audit_subject(self, proposal: Proposal) -> dict[str, Any]:
+        payload = proposal.payload
+        return {"path": payload.get("path"), "kernel": _kernel_binding(payload.get("kernel"))}
+
     async def apply(
         self, proposal: Proposal, context: ToolContext, *, hunks: list[int] | None = None
     ) -> ToolResult:
@@ -415,3 +432,10 @@ class KernelVariables(Tool):
             text,
             data={"path": book.path, "kernel": kernel.to_json(), "count": len(variables)},
         )
+
+
+def _kernel_binding(kernel: Any) -> dict[str, Any] | None:
+    """The kernel an approval is bound to: its id and process (None: one was to be started)."""
+    if not isinstance(kernel, dict):
+        return None
+    return {key: kernel.get(key) for key in ("id", "name", "incarnation")}
