@@ -46,8 +46,10 @@ CHECKS = [
     content_type_conformance,
     response_schema_conformance,
 ]
-# Examples per operation: data that fits the document, and data that does not.
+# Examples per operation: data that fits the document, and data that does not. Behind the
+# hub's prefix the same handlers answer: fewer examples there prove the routing and the URLs.
 EXAMPLES = {GenerationMode.POSITIVE: 25, GenerationMode.NEGATIVE: 15}
+PREFIXED_EXAMPLES = {GenerationMode.POSITIVE: 8, GenerationMode.NEGATIVE: 6}
 
 
 def sample_project(root: Path) -> None:
@@ -110,6 +112,8 @@ def test_no_server_errors(live_server: LiveTerax, mode: GenerationMode) -> None:
     assert f"GET {WEBSOCKET_PATH}" in labels
     assert len(labels) >= 14
     statuses = {}
+    prefixed = live_server.url.rstrip("/").count("/") > 2
+    examples = (PREFIXED_EXAMPLES if prefixed else EXAMPLES)[mode]
     try:
         for operation in operations:
             if operation.path not in (
@@ -117,7 +121,7 @@ def test_no_server_errors(live_server: LiveTerax, mode: GenerationMode) -> None:
                 LIVE_NOTEBOOKS_PATH,
                 BROWSER_TAB_ACTIONS,
             ) and not operation.path.startswith(PASS_THROUGH_PREFIX):
-                statuses[operation.label] = fuzz(operation, live_server, mode, EXAMPLES[mode])
+                statuses[operation.label] = fuzz(operation, live_server, mode, examples)
     except BaseException:
         print(f"server log:\n{live_server.log_tail()}")
         raise
