@@ -1,14 +1,26 @@
 /**
  * The composer: a multi-line prompt (Enter sends, Shift+Enter a newline,
- * Up/Down through own prompts), `@path` with a fuzzy file picker, `#name`
- * snippets, `/plan` and `/init`, and the attached context as chips.
+ * Up/Down through own prompts), `@path` with a fuzzy file picker,
+ * `@notebook.ipynb#cell` with a picker of the notebook's cells (each such
+ * word attaches its cell when sent), `#name` snippets, `/plan` and `/init`,
+ * and the attached context as chips.
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { LabIcon, stopIcon } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
 import type { IFileMatch } from '../api/fs';
-import { type Attachment, replaceRange, tokenAtCaret } from '../common/ai/chat';
+import {
+  type Attachment,
+  cellMentionAtCaret,
+  cellMentions,
+  filterCells,
+  firstLine,
+  type INotebookCellInfo,
+  replaceRange,
+  resolveCellMentions,
+  tokenAtCaret
+} from '../common/ai/chat';
 import { HistoryNavigator } from '../common/history';
 import { moveActive } from '../common/listnav';
 import { CSS } from './css';
@@ -23,6 +35,19 @@ export type FileSearch = (
   signal: AbortSignal
 ) => Promise<readonly IFileMatch[]>;
 
+/**
+ * Reads a notebook's cells for `@notebook.ipynb#cell` (null: no such
+ * notebook).
+ */
+export type NotebookCells = (
+  path: string
+) => Promise<readonly INotebookCellInfo[] | null>;
+
+/**
+ * How long the cell picker reuses a notebook's cells while typing.
+ */
+const CELLS_TTL_MS = 3000;
+
 interface IPickerItem {
   label: string;
   detail?: string;
@@ -30,7 +55,7 @@ interface IPickerItem {
 }
 
 interface IPicker {
-  trigger: '@' | '#' | '/';
+  trigger: '@' | '#' | '/' | 'cell';
   start: number;
   end: number;
   items: IPickerItem[];
@@ -41,6 +66,8 @@ interface IComposerProps {
   model: AiPanelModel;
   trans: TranslationBundle;
   searchFiles: FileSearch;
+  notebookCells?: NotebookCells;
+  cellLabel?: (name: string, ename: string | null) => string;
   running: boolean;
   planMode: boolean;
   busy: boolean;
@@ -70,6 +97,14 @@ export function Composer(props: IComposerProps): JSX.Element {
   const input = React.useRef<HTMLTextAreaElement>(null);
   const history = React.useRef(new HistoryNavigator());
   const search = React.useRef<AbortController | null>(null);
+  // What the composer cannot send as typed (an unknown cell), shown inline.
+  const [problem, setProblem] = React.useState<string | null>(null);
+  const [resolving, setResolving] = React.useState(false);
+  const cellCache = React.useRef(
+    new Map<string, { time: number; cells: ReturnType<NotebookCells> }>()
+  );
+  // The notebook just picked with `@`: a `#` typed next asks for its cells.
+  const picked = React.useRef<{ caret: number; path: string } | null>(null);
 
   React.useEffect(() => {
     const area = input.current;
@@ -143,6 +178,46 @@ export function Composer(props: IComposerProps): JSX.Element {
       );
       return;
     }
+    const mention = cellMentionAtCaret(value, caret);
+    if (mention) {
+      const load = props.notebookCells;
+      if (!load) {
+        setPicker(null);
+        return;
+      }
+      const controller = new AbortController();
+      search.current = controller;
+      const cache = cellCache.current;
+      let entry = cache.get(mention.path);
+      if (!entry || Date.now() - entry.time > CELLS_TTL_MS) {
+        entry = { time: Date.now(), cells: load(mention.path) };
+        cache.set(mention.path, entry);
+      }
+      void entry.cells
+        .then(cells => {
+          if (controller.signal.aborted) {
+            return;
+          }
+          const found = filterCells(cells ?? [], mention.query);
+          setPicker(
+            found.length
+              ? {
+                  trigger: 'cell',
+                  start: mention.start,
+                  end: mention.end,
+                  items: found.map(cell => ({
+                    label: `#${cell.id}`,
+                    value: `${mention.path}#${cell.id}`,
+                    detail: `${cell.type} · ${firstLine(cell.source).slice(0, 60)}`
+                  })),
+                  active: 0
+                }
+              : null
+          );
+        })
+        .catch(() => setPicker(null));
+      return;
+    }
     const at = tokenAtCaret(value, caret, '@');
     if (!at) {
       setPicker(null);
@@ -179,9 +254,18 @@ export function Composer(props: IComposerProps): JSX.Element {
       return;
     }
     let insert = '';
+    picked.current = null;
     if (picker.trigger === '@') {
       insert = `@${item.value} `;
       model.attach({ kind: 'file', path: item.value });
+      if (/\.ipynb$/i.test(item.value)) {
+        picked.current = {
+          caret: picker.start + insert.length,
+          path: item.value
+        };
+      }
+    } else if (picker.trigger === 'cell') {
+      insert = `@${item.value} `;
     } else if (picker.trigger === '#') {
       insert = model.config.snippets[item.value] ?? '';
     } else {
@@ -200,14 +284,45 @@ export function Composer(props: IComposerProps): JSX.Element {
   };
 
   const submit = async (): Promise<void> => {
-    if (running || !text.trim()) {
+    if (running || resolving || !text.trim()) {
       return;
     }
     const sent = text;
-    history.current.reset();
     setPicker(null);
+    let cells: Attachment[] = [];
+    const load = props.notebookCells;
+    if (load && cellMentions(sent).length) {
+      // Read the cells now, so the prompt carries their current source.
+      setResolving(true);
+      let resolved: Awaited<ReturnType<typeof resolveCellMentions>>;
+      try {
+        resolved = await resolveCellMentions(sent, load, props.cellLabel);
+      } finally {
+        setResolving(false);
+      }
+      if ('missing' in resolved) {
+        const { path, cellId } = resolved.missing;
+        setProblem(
+          resolved.reason === 'notebook'
+            ? trans.__(
+                'Not sent: there is no notebook %1 (in @%1#%2).',
+                path,
+                cellId
+              )
+            : trans.__(
+                'Not sent: %1 has no cell with the id %2 (in @%1#%2). Type # after the notebook to pick one.',
+                path,
+                cellId
+              )
+        );
+        return;
+      }
+      cells = resolved.attachments;
+    }
+    setProblem(null);
+    history.current.reset();
     setText('');
-    const taken = await model.submit(sent);
+    const taken = await model.submit(sent, cells);
     if (!taken) {
       // Keep what was typed when it could not be sent.
       setText(current => current || sent);
@@ -299,8 +414,18 @@ export function Composer(props: IComposerProps): JSX.Element {
           ))}
         </ul>
       )}
+      {problem && (
+        <div className={CSS.composerProblem} role="alert">
+          {problem}
+        </div>
+      )}
       {picker && picker.items.length > 0 && (
-        <ul className={CSS.picker} id={pickerId} role="listbox">
+        <ul
+          className={CSS.picker}
+          id={pickerId}
+          role="listbox"
+          data-trigger={picker.trigger}
+        >
           {picker.items.map((item, index) => (
             <li
               key={item.value}
@@ -326,18 +451,47 @@ export function Composer(props: IComposerProps): JSX.Element {
           className={CSS.input}
           rows={2}
           value={text}
+          // While the mentioned cells are read for a send, what is typed would be lost.
+          readOnly={resolving}
           placeholder={
             props.planMode
               ? trans.__('Plan mode: changes are queued for review…')
-              : trans.__('Ask Terax… (@ file, # snippet, / command)')
+              : trans.__(
+                  'Ask Terax… (@ file, @notebook.ipynb# cell, # snippet, / command)'
+                )
           }
           aria-label={trans.__('Prompt')}
           aria-autocomplete="list"
           aria-controls={picker ? pickerId : undefined}
           onChange={event => {
             history.current.reset();
-            setText(event.target.value);
-            updatePicker(event.target.value, event.target.selectionStart);
+            setProblem(null);
+            let value = event.target.value;
+            let caret = event.target.selectionStart;
+            const pick = picked.current;
+            picked.current = null;
+            if (
+              pick &&
+              caret === pick.caret + 1 &&
+              value[pick.caret] === '#' &&
+              value[pick.caret - 1] === ' ' &&
+              value.slice(0, pick.caret) === text.slice(0, pick.caret)
+            ) {
+              // `#` right after a picked notebook: its cells, not a snippet.
+              value = value.slice(0, pick.caret - 1) + value.slice(pick.caret);
+              caret -= 1;
+              const index = model.attachments.findIndex(
+                a => a.kind === 'file' && a.path === pick.path
+              );
+              if (index >= 0) {
+                model.detach(index);
+              }
+              requestAnimationFrame(() =>
+                input.current?.setSelectionRange(caret, caret)
+              );
+            }
+            setText(value);
+            updatePicker(value, caret);
           }}
           onKeyDown={onKeyDown}
           onBlur={() => setPicker(null)}
@@ -358,7 +512,7 @@ export function Composer(props: IComposerProps): JSX.Element {
             className={`${CSS.iconButton} ${CSS.send}`}
             title={trans.__('Send (Enter)')}
             aria-label={trans.__('Send')}
-            disabled={!text.trim() || props.busy}
+            disabled={!text.trim() || props.busy || resolving}
             onClick={() => void submit()}
           >
             <Icon icon={sendIcon} />

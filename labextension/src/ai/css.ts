@@ -87,6 +87,7 @@ export namespace CSS {
   export const input = 'jp-TeraxAi-input';
   export const composerRow = 'jp-TeraxAi-composerRow';
   export const composerHint = 'jp-TeraxAi-composerHint';
+  export const composerProblem = 'jp-TeraxAi-composerProblem';
   export const chips = 'jp-TeraxAi-chips';
   export const chip = 'jp-TeraxAi-chip';
   export const picker = 'jp-TeraxAi-picker';

@@ -26,7 +26,7 @@ import {
   Todos,
   Turn
 } from './chat';
-import { Composer, type FileSearch } from './composer';
+import { Composer, type FileSearch, type NotebookCells } from './composer';
 import { CSS } from './css';
 import { aiIcon, sessionsIcon } from './icons';
 import type { AiSessionModel } from './model';
@@ -41,6 +41,10 @@ import { lockIcon } from '../policy/icons';
  */
 export interface IAiPanelHost extends IChatHost {
   searchFiles: FileSearch;
+  /** A notebook's cells, for `@notebook.ipynb#cell` (null: no such notebook). */
+  notebookCells?: NotebookCells;
+  /** The chip label of an attached cell. */
+  cellLabel?: (name: string, ename: string | null) => string;
   confirm(title: string, body: string, accept: string): Promise<boolean>;
   editSnippets(): void;
 }
@@ -636,7 +640,11 @@ function ChatView(props: {
                     )}
                   </p>
                   <ul>
-                    <li>{trans.__('@ attaches a file, # a snippet')}</li>
+                    <li>
+                      {trans.__(
+                        '@ attaches a file, @notebook.ipynb# one of its cells, # a snippet'
+                      )}
+                    </li>
                     <li>{trans.__('/plan queues changes for one review')}</li>
                     <li>{trans.__('/init writes TERAX.md for the project')}</li>
                     <li>
@@ -755,6 +763,8 @@ function ChatView(props: {
         model={model}
         trans={trans}
         searchFiles={host.searchFiles}
+        notebookCells={host.notebookCells}
+        cellLabel={host.cellLabel}
         running={state?.running ?? false}
         planMode={state?.planMode ?? false}
         busy={busy}

@@ -706,9 +706,13 @@ export class AiPanelModel implements IDisposable {
   /**
    * What the composer sends: a slash command, or a prompt with its
    * snippets expanded and the attachments added. Returns whether the text
-   * was taken (the composer clears then).
+   * was taken (the composer clears then). `extra` is context attached to
+   * this prompt only (the cells its `@notebook.ipynb#cell` words name).
    */
-  async submit(text: string): Promise<boolean> {
+  async submit(
+    text: string,
+    extra: readonly Attachment[] = []
+  ): Promise<boolean> {
     const trimmed = text.trim();
     if (!trimmed) {
       return false;
@@ -742,7 +746,7 @@ export class AiPanelModel implements IDisposable {
         ? INIT_PROMPT
         : promptWithAttachments(
             expandSnippets(trimmed, this._config.snippets),
-            this._attachments
+            [...this._attachments, ...extra]
           );
     this._typed = [trimmed, ...this._typed.filter(t => t !== trimmed)].slice(
       0,

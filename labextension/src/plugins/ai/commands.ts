@@ -10,8 +10,17 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { aiIcon } from '../../ai';
 import type { ITeraxTerminals } from '../../terminal/tokens';
 import { PALETTE_CATEGORY } from '../constants';
-import { errorText, type Attachment } from '../../common/ai/chat';
-import { currentCell, currentEditor, LANGUAGES, selectedText } from './editors';
+import {
+  type Attachment,
+  cellAttachment as notebookCellAttachment
+} from '../../common/ai/chat';
+import {
+  cellLabel,
+  currentCell,
+  currentEditor,
+  LANGUAGES,
+  selectedText
+} from './editors';
 import { CommandIDs } from './ids';
 import type { IAiPanelActions } from './panel';
 
@@ -154,20 +163,17 @@ export function addCommands(
     if (!cell) {
       return null;
     }
-    const error = cell.error ? errorText(cell.error) : undefined;
-    const name = PathExt.basename(cell.path);
-    const ename = typeof cell.error?.ename === 'string' ? cell.error.ename : '';
-    return {
-      kind: 'cell',
-      label: error
-        ? trans.__('%1 cell (%2)', name, ename || trans.__('error'))
-        : trans.__('%1 cell', name),
-      path: cell.path,
-      cellId: cell.cellId,
-      source: cell.source.slice(0, MAX_SELECTION),
-      language: cell.kind === 'markdown' ? 'markdown' : cell.language,
-      error
-    };
+    return notebookCellAttachment(
+      cell.path,
+      {
+        id: cell.cellId,
+        type: cell.kind,
+        source: cell.source,
+        language: cell.language,
+        error: cell.error
+      },
+      cellLabel(trans)
+    );
   };
   commands.addCommand(CommandIDs.attachCell, {
     label: trans.__('Ask Terax About This Cell'),

@@ -3,7 +3,10 @@
  * AI panel reads and writes it, without depending on their packages.
  */
 import type { CodeEditor } from '@jupyterlab/codeeditor';
+import type { TranslationBundle } from '@jupyterlab/translation';
 import type { Widget } from '@lumino/widgets';
+
+import type { INotebookCellInfo } from '../../common/ai/chat';
 
 /**
  * A document widget as far as this plugin needs it (file editors and
@@ -61,13 +64,7 @@ export function currentCell(widget: Widget | null): {
   }
   const info = notebook?.content?.model?.getMetadata?.('language_info') as
     { name?: unknown } | undefined;
-  const outputs = model.outputs?.toJSON() ?? [];
-  const error = outputs.find(
-    (output): output is IErrorOutput =>
-      typeof output === 'object' &&
-      output !== null &&
-      (output as { output_type?: unknown }).output_type === 'error'
-  );
+  const error = errorOutput(model);
   return {
     path,
     cellId: model.id,
@@ -76,6 +73,80 @@ export function currentCell(widget: Widget | null): {
     language: typeof info?.name === 'string' ? info.name : undefined,
     error
   };
+}
+
+/**
+ * A cell model as far as this plugin needs it.
+ */
+interface ICellModelLike {
+  id?: unknown;
+  type?: unknown;
+  sharedModel?: { getSource(): string };
+  outputs?: { toJSON(): unknown[] };
+}
+
+/**
+ * The error output among a cell's outputs, if there is one.
+ */
+function errorOutput(model: ICellModelLike): IErrorOutput | undefined {
+  const outputs = model.outputs?.toJSON() ?? [];
+  return outputs.find(
+    (output): output is IErrorOutput =>
+      typeof output === 'object' &&
+      output !== null &&
+      (output as { output_type?: unknown }).output_type === 'error'
+  );
+}
+
+/**
+ * The cells of an open notebook widget as its model holds them now (unsaved
+ * edits included), or null when the widget is no notebook.
+ */
+export function openNotebookCells(
+  widget: Widget | null
+): INotebookCellInfo[] | null {
+  const notebook = widget as unknown as {
+    content?: {
+      model?: {
+        cells?: Iterable<ICellModelLike>;
+        getMetadata?(key: string): unknown;
+      } | null;
+    };
+  } | null;
+  const model = notebook?.content?.model;
+  const cells = model?.cells;
+  if (!cells || typeof cells[Symbol.iterator] !== 'function') {
+    return null;
+  }
+  const info = model.getMetadata?.('language_info') as
+    { name?: unknown } | undefined;
+  const language = typeof info?.name === 'string' ? info.name : undefined;
+  const found: INotebookCellInfo[] = [];
+  for (const cell of cells) {
+    if (typeof cell.id !== 'string' || !cell.sharedModel) {
+      continue;
+    }
+    found.push({
+      id: cell.id,
+      type: typeof cell.type === 'string' ? cell.type : 'code',
+      source: cell.sharedModel.getSource(),
+      language,
+      error: errorOutput(cell)
+    });
+  }
+  return found;
+}
+
+/**
+ * The chip label of an attached cell: its notebook, and its error's name.
+ */
+export function cellLabel(
+  trans: TranslationBundle
+): (name: string, ename: string | null) => string {
+  return (name, ename) =>
+    ename !== null
+      ? trans.__('%1 cell (%2)', name, ename || trans.__('error'))
+      : trans.__('%1 cell', name);
 }
 
 /**

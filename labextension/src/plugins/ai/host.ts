@@ -13,10 +13,16 @@ import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
 
 import { searchFiles } from '../../api/fs';
+import { type INotebookCellInfo, notebookCells } from '../../common/ai/chat';
 import type { IAiPanelHost } from '../../ai';
 import type { ITeraxPolicy } from '../../policy/tokens';
 import type { ITeraxTerminals } from '../../terminal/tokens';
-import { currentEditor, insertText } from './editors';
+import {
+  cellLabel,
+  currentEditor,
+  insertText,
+  openNotebookCells
+} from './editors';
 import { CommandIDs } from './ids';
 
 /**
@@ -84,6 +90,8 @@ export function createHost(
           settings: app.serviceManager.serverSettings
         })
       ).results,
+    notebookCells: path => readNotebookCells(app, path),
+    cellLabel: cellLabel(trans),
     confirm: async (title, body, accept) => {
       const result = await showDialog({
         title,
@@ -96,6 +104,36 @@ export function createHost(
     editSnippets: () =>
       void commands.execute('settingeditor:open', { query: 'Terax: AI' })
   };
+}
+
+/**
+ * A notebook's cells: from its open widget when it is open (unsaved edits
+ * win), else as saved on the server; null when there is no such notebook.
+ */
+async function readNotebookCells(
+  app: JupyterFrontEnd,
+  path: string
+): Promise<INotebookCellInfo[] | null> {
+  const wanted = path.replace(/^\/+/, '');
+  for (const widget of app.shell.widgets('main')) {
+    const context = (widget as unknown as { context?: { path?: unknown } })
+      .context;
+    if (context?.path === wanted) {
+      const cells = openNotebookCells(widget);
+      if (cells) {
+        return cells;
+      }
+    }
+  }
+  try {
+    const model = await app.serviceManager.contents.get(wanted, {
+      content: true,
+      type: 'notebook'
+    });
+    return model.type === 'notebook' ? notebookCells(model.content) : null;
+  } catch {
+    return null;
+  }
 }
 
 /**

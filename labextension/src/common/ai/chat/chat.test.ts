@@ -4,22 +4,30 @@ import {
   applyEvent,
   applyEvents,
   buildChat,
+  cellAttachment,
+  cellMentionAtCaret,
+  cellMentions,
   cutNote,
   emptyChat,
   errorAction,
   errorText,
   expandSnippets,
   fenceFor,
+  filterCells,
+  firstLine,
   formatCost,
   formatTokens,
   type IChatApproval,
   type IChatEvent,
+  type INotebookCellInfo,
   type IStoredSession,
   keyNameIn,
+  notebookCells,
   promptHistory,
   promptWithAttachments,
   splitPrompt,
   replayCommand,
+  resolveCellMentions,
   slashCommand,
   tokenAtCaret,
   toolSubject,
@@ -958,5 +966,184 @@ describe('answers cut by the output limit or a content filter', () => {
       { kind: 'text', text: 'Half' },
       { kind: 'note', text: 'The answer was cut off.', tone: 'warning' }
     ]);
+  });
+});
+
+describe('@notebook.ipynb#cell mentions', () => {
+  const cells: INotebookCellInfo[] = [
+    { id: 'intro', type: 'markdown', source: '# Loading the data\n\nText.' },
+    {
+      id: 'load-data-1',
+      type: 'code',
+      source: '\n  df = pd.read_csv("a.csv")  \nprint(df)',
+      language: 'python'
+    },
+    {
+      id: 'plot',
+      type: 'code',
+      source: 'df.plot()',
+      language: 'python',
+      error: {
+        ename: 'KeyError',
+        evalue: "'x'",
+        traceback: ["\x1b[31mKeyError\x1b[0m: 'x'"]
+      }
+    }
+  ];
+
+  it('finds the mention the caret is in', () => {
+    const text = 'why @work/nb.ipynb#lo now';
+    expect(cellMentionAtCaret(text, 21)).toEqual({
+      start: 4,
+      end: 21,
+      path: 'work/nb.ipynb',
+      query: 'lo'
+    });
+    // Right after `#`: every cell.
+    expect(cellMentionAtCaret('@nb.ipynb#', 10)).toEqual({
+      start: 0,
+      end: 10,
+      path: 'nb.ipynb',
+      query: ''
+    });
+    // An id with dashes, the caret inside it.
+    expect(cellMentionAtCaret('@nb.ipynb#load-data-1 x', 14)?.query).toBe(
+      'load'
+    );
+    // Not a notebook, no `#` yet, or a snippet word: no mention.
+    expect(cellMentionAtCaret('@src/a.py#x', 11)).toBeNull();
+    expect(cellMentionAtCaret('@nb.ipynb', 9)).toBeNull();
+    expect(cellMentionAtCaret('#nb.ipynb#x', 11)).toBeNull();
+    expect(cellMentionAtCaret('mail a@nb.ipynb#x', 17)).toBeNull();
+  });
+
+  it('finds every mention in a prompt', () => {
+    const text =
+      'Compare @a.ipynb#load-data-1 and @dir/b.ipynb#c_2, then @a.ipynb#plot.\n' +
+      '@x.py#nope @c.ipynb# mail@d.ipynb#e';
+    expect(cellMentions(text)).toEqual([
+      { start: 8, end: 28, path: 'a.ipynb', cellId: 'load-data-1' },
+      { start: 33, end: 49, path: 'dir/b.ipynb', cellId: 'c_2' },
+      { start: 56, end: 69, path: 'a.ipynb', cellId: 'plot' }
+    ]);
+    // Like `@path`, a mention is one word: a path with spaces is not one.
+    expect(cellMentions('see @my notes.ipynb#abc')).toEqual([]);
+    expect(cellMentions('@My Notebook.IPYNB#abc')).toEqual([]);
+    expect(cellMentions('@Upper.IPYNB#abc')[0].path).toBe('Upper.IPYNB');
+  });
+
+  it('filters the cells offered by id or source', () => {
+    expect(filterCells(cells, '').map(c => c.id)).toEqual([
+      'intro',
+      'load-data-1',
+      'plot'
+    ]);
+    expect(filterCells(cells, 'plot').map(c => c.id)).toEqual(['plot']);
+    expect(filterCells(cells, 'read_csv').map(c => c.id)).toEqual([
+      'load-data-1'
+    ]);
+    // Fuzzy on the id; the id's match first.
+    expect(filterCells(cells, 'ld1').map(c => c.id)).toEqual(['load-data-1']);
+    expect(filterCells(cells, 'load').map(c => c.id)).toEqual([
+      'load-data-1',
+      'intro'
+    ]);
+    expect(filterCells(cells, 'zzz')).toEqual([]);
+    expect(filterCells(cells, '', 2)).toHaveLength(2);
+    expect(firstLine(cells[1].source)).toBe('df = pd.read_csv("a.csv")');
+    expect(firstLine('')).toBe('');
+  });
+
+  it('reads the cells of nbformat JSON', () => {
+    const read = notebookCells({
+      metadata: { language_info: { name: 'python' } },
+      cells: [
+        { id: 'a', cell_type: 'code', source: ['x = 1\n', 'y'], outputs: [] },
+        { cell_type: 'code', source: 'no id' },
+        {
+          id: 'b',
+          cell_type: 'code',
+          source: '1/0',
+          outputs: [
+            { output_type: 'stream', text: 'hi' },
+            { output_type: 'error', ename: 'ZeroDivisionError', evalue: 'x' }
+          ]
+        }
+      ]
+    });
+    expect(read.map(c => [c.id, c.source])).toEqual([
+      ['a', 'x = 1\ny'],
+      ['b', '1/0']
+    ]);
+    expect(read[1].error?.ename).toBe('ZeroDivisionError');
+    expect(read[0].language).toBe('python');
+    expect(notebookCells(null)).toEqual([]);
+    expect(notebookCells({ content: 'not a notebook' })).toEqual([]);
+  });
+
+  it('makes the same attachment as attaching the cell', () => {
+    const label = (name: string, ename: string | null): string =>
+      ename === null ? `${name} cell` : `${name} cell (${ename})`;
+    const attachment = cellAttachment('w/nb.ipynb', cells[2], label);
+    expect(attachment).toEqual({
+      kind: 'cell',
+      label: 'nb.ipynb cell (KeyError)',
+      path: 'w/nb.ipynb',
+      cellId: 'plot',
+      source: 'df.plot()',
+      language: 'python',
+      error: "KeyError: 'x'"
+    });
+    expect(cellAttachment('nb.ipynb', cells[0], label)).toMatchObject({
+      label: 'nb.ipynb cell',
+      language: 'markdown',
+      error: undefined
+    });
+  });
+
+  it('resolves the mentions of a prompt when it is sent', async () => {
+    const loads: string[] = [];
+    const load = async (path: string) => {
+      loads.push(path);
+      return path === 'nb.ipynb' ? cells : null;
+    };
+    const resolved = await resolveCellMentions(
+      'Fix @nb.ipynb#plot, like @nb.ipynb#load-data-1 and @nb.ipynb#plot',
+      load
+    );
+    expect('attachments' in resolved && resolved.attachments).toMatchObject([
+      { kind: 'cell', cellId: 'plot', error: "KeyError: 'x'" },
+      { kind: 'cell', cellId: 'load-data-1', source: cells[1].source }
+    ]);
+    // Each notebook is read once.
+    expect(loads).toEqual(['nb.ipynb']);
+    const prompt = promptWithAttachments(
+      'Fix it.',
+      'attachments' in resolved ? resolved.attachments : []
+    );
+    expect(prompt).toContain('Notebook cell nb.ipynb#plot (notebook_read');
+    expect(prompt).toContain('Its error:');
+
+    // An unknown id, or notebook: what is missing, nothing attached.
+    expect(
+      await resolveCellMentions('see @nb.ipynb#plot and @nb.ipynb#gone', load)
+    ).toEqual({
+      missing: { start: 23, end: 37, path: 'nb.ipynb', cellId: 'gone' },
+      reason: 'cell'
+    });
+    expect(await resolveCellMentions('@other.ipynb#a', load)).toMatchObject({
+      reason: 'notebook',
+      missing: { path: 'other.ipynb' }
+    });
+    const failing = async (): Promise<null> => {
+      throw new Error('offline');
+    };
+    expect(await resolveCellMentions('@nb.ipynb#a', failing)).toMatchObject({
+      reason: 'notebook'
+    });
+    // No mentions: nothing to read.
+    expect(await resolveCellMentions('plain #snippet @a.py', load)).toEqual({
+      attachments: []
+    });
   });
 });

@@ -280,3 +280,262 @@ export function promptHistory(state: IChatState, limit = 100): string[] {
   }
   return prompts;
 }
+
+/**
+ * A notebook cell as the `@notebook.ipynb#cell` picker and mentions read it.
+ */
+export interface INotebookCellInfo {
+  /** The cell's nbformat id. */
+  id: string;
+  /** `code`, `markdown` or `raw`. */
+  type: string;
+  source: string;
+  /** The notebook's language (from its metadata), for code cells. */
+  language?: string;
+  /** The error output of the cell's last run (nbformat), if it raised. */
+  error?: { ename?: unknown; evalue?: unknown; traceback?: unknown };
+}
+
+/**
+ * An `@notebook.ipynb#cell` token: where it is, its notebook and cell id.
+ */
+export interface ICellMention {
+  start: number;
+  end: number;
+  path: string;
+  cellId: string;
+}
+
+/**
+ * Like `@path`, a mention is one word: a notebook path with spaces cannot be
+ * mentioned (attach its cell with "Ask Terax About This Cell").
+ */
+const NOTEBOOK = /\.ipynb$/i;
+
+/**
+ * The `@notebook.ipynb#query` word the caret is in, if any: the notebook and
+ * what is typed after `#` (up to the caret).
+ */
+export function cellMentionAtCaret(
+  text: string,
+  caret: number
+): (ITokenAtCaret & { path: string }) | null {
+  const at = tokenAtCaret(text, caret, '@');
+  if (!at) {
+    return null;
+  }
+  const hash = at.query.indexOf('#');
+  if (hash < 0) {
+    return null;
+  }
+  const path = at.query.slice(0, hash);
+  if (!NOTEBOOK.test(path)) {
+    return null;
+  }
+  return { ...at, path, query: at.query.slice(hash + 1) };
+}
+
+/**
+ * Every `@notebook.ipynb#cell` word of a prompt, in order (a trailing
+ * `.`, `,`, `;`, `:`, `!`, `?` or `)` ends the id).
+ */
+export function cellMentions(text: string): ICellMention[] {
+  const found: ICellMention[] = [];
+  const word = /(^|\s)@(\S+?\.ipynb)#([A-Za-z0-9_-]+)(?=[.,;:!?)]*(?:\s|$))/gi;
+  for (let match = word.exec(text); match; match = word.exec(text)) {
+    const start = match.index + match[1].length;
+    found.push({
+      start,
+      end: start + match[0].length - match[1].length,
+      path: match[2],
+      cellId: match[3]
+    });
+  }
+  return found;
+}
+
+/**
+ * The first non-blank line of a cell's source, trimmed.
+ */
+export function firstLine(source: string): string {
+  for (const line of source.split('\n')) {
+    if (line.trim()) {
+      return line.trim();
+    }
+  }
+  return '';
+}
+
+/**
+ * How well `query` matches `text` as a subsequence (case-insensitive):
+ * higher is better, -1 for no match. A substring beats a scattered match,
+ * an earlier one a later one.
+ */
+export function fuzzyScore(query: string, text: string): number {
+  const q = query.toLowerCase();
+  const t = text.toLowerCase();
+  if (!q) {
+    return 0;
+  }
+  const at = t.indexOf(q);
+  if (at >= 0) {
+    return 1000 - Math.min(at, 500);
+  }
+  let position = 0;
+  let gaps = 0;
+  for (const char of q) {
+    const next = t.indexOf(char, position);
+    if (next < 0) {
+      return -1;
+    }
+    gaps += next - position;
+    position = next + 1;
+  }
+  return Math.max(1, 500 - gaps);
+}
+
+/**
+ * The cells the picker offers for what is typed after `#`: a fuzzy match on
+ * the id (ranked first), or the text found in the source; notebook order
+ * among equals (and when nothing is typed).
+ */
+export function filterCells(
+  cells: readonly INotebookCellInfo[],
+  query: string,
+  limit = 8
+): INotebookCellInfo[] {
+  const q = query.trim().toLowerCase();
+  return cells
+    .map((cell, index) => {
+      const byId = fuzzyScore(q, cell.id);
+      const at = q ? cell.source.toLowerCase().indexOf(q) : 0;
+      const score =
+        byId >= 0 ? 1000 + byId : at >= 0 ? 1000 - Math.min(at, 999) : -1;
+      return { cell, index, score };
+    })
+    .filter(item => item.score >= 0)
+    .sort((a, b) => b.score - a.score || a.index - b.index)
+    .slice(0, limit)
+    .map(item => item.cell);
+}
+
+/**
+ * The cells of a notebook's nbformat JSON (cells without an id are left
+ * out: they cannot be named).
+ */
+export function notebookCells(content: unknown): INotebookCellInfo[] {
+  const notebook = content as {
+    cells?: unknown;
+    metadata?: { language_info?: { name?: unknown } };
+  } | null;
+  if (!notebook || !Array.isArray(notebook.cells)) {
+    return [];
+  }
+  const language = notebook.metadata?.language_info?.name;
+  const cells: INotebookCellInfo[] = [];
+  for (const raw of notebook.cells) {
+    const cell = raw as {
+      id?: unknown;
+      cell_type?: unknown;
+      source?: unknown;
+      outputs?: unknown;
+    };
+    if (typeof cell?.id !== 'string' || !cell.id) {
+      continue;
+    }
+    const source = Array.isArray(cell.source)
+      ? cell.source.join('')
+      : typeof cell.source === 'string'
+        ? cell.source
+        : '';
+    const outputs = Array.isArray(cell.outputs) ? cell.outputs : [];
+    const error = outputs.find(
+      output =>
+        typeof output === 'object' &&
+        output !== null &&
+        (output as { output_type?: unknown }).output_type === 'error'
+    );
+    cells.push({
+      id: cell.id,
+      type: typeof cell.cell_type === 'string' ? cell.cell_type : 'code',
+      source,
+      language: typeof language === 'string' ? language : undefined,
+      error
+    });
+  }
+  return cells;
+}
+
+/**
+ * The longest cell source attached, in characters.
+ */
+export const MAX_CELL_SOURCE = 20000;
+
+/**
+ * The attachment of a notebook cell (as "Ask Terax About This Cell" and an
+ * `@notebook.ipynb#cell` mention attach it); `label` names it on its chip.
+ */
+export function cellAttachment(
+  path: string,
+  cell: INotebookCellInfo,
+  label: (name: string, ename: string | null) => string
+): Extract<Attachment, { kind: 'cell' }> {
+  const error = cell.error ? errorText(cell.error) : undefined;
+  const name = path.split('/').pop() ?? path;
+  const ename = typeof cell.error?.ename === 'string' ? cell.error.ename : '';
+  return {
+    kind: 'cell',
+    label: label(name, error ? ename : null),
+    path,
+    cellId: cell.id,
+    source: cell.source.slice(0, MAX_CELL_SOURCE),
+    language: cell.type === 'markdown' ? 'markdown' : cell.language,
+    error
+  };
+}
+
+/**
+ * The cell attachments a prompt's `@notebook.ipynb#cell` words name, read
+ * now (`load` gives a notebook's cells, null when there is no such
+ * notebook); else the first mention that names no notebook or no cell.
+ */
+export async function resolveCellMentions(
+  text: string,
+  load: (path: string) => Promise<readonly INotebookCellInfo[] | null>,
+  label: (name: string, ename: string | null) => string = (name, ename) =>
+    ename ? `${name} cell (${ename})` : `${name} cell`
+): Promise<
+  | { attachments: Extract<Attachment, { kind: 'cell' }>[] }
+  | { missing: ICellMention; reason: 'notebook' | 'cell' }
+> {
+  const mentions = cellMentions(text);
+  const notebooks = new Map<string, readonly INotebookCellInfo[] | null>();
+  const attachments: Extract<Attachment, { kind: 'cell' }>[] = [];
+  for (const mention of mentions) {
+    if (!notebooks.has(mention.path)) {
+      let cells: readonly INotebookCellInfo[] | null = null;
+      try {
+        cells = await load(mention.path);
+      } catch {
+        cells = null;
+      }
+      notebooks.set(mention.path, cells);
+    }
+    const cells = notebooks.get(mention.path);
+    if (!cells) {
+      return { missing: mention, reason: 'notebook' };
+    }
+    const cell = cells.find(c => c.id === mention.cellId);
+    if (!cell) {
+      return { missing: mention, reason: 'cell' };
+    }
+    if (
+      !attachments.some(
+        a => a.path === mention.path && a.cellId === mention.cellId
+      )
+    ) {
+      attachments.push(cellAttachment(mention.path, cell, label));
+    }
+  }
+  return { attachments };
+}
