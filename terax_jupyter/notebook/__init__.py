@@ -77,6 +77,7 @@ def agent(
     plan_mode: bool | None = None,
     title: str | None = None,
     display: bool | Callable[[], RunView] = True,
+    notebook: bool | str = True,
     url: str | None = None,
     token: str | None = None,
 ) -> Agent:
@@ -85,7 +86,8 @@ def agent(
     ``agent`` one of the server's agents (``coder`` for a new session). ``policy`` answers
     approvals: a list of auto-approve rules, a callable ``(approval) -> "approve" | "deny" |
     None``, or ``"deny"``; what it leaves open waits for a person, or is denied in a
-    headless run."""
+    headless run. ``notebook``: each prompt names the notebook and cell it is asked from
+    (True, where the kernel knows them), another notebook (its path), or none (False)."""
     from terax_jupyter.notebook.agent import create_agent
 
     created = create_agent(
@@ -98,6 +100,7 @@ def agent(
         plan_mode=plan_mode,
         title=title,
         display=display,
+        notebook=notebook,
     )
     set_current(created)
     return created

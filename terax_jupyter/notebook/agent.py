@@ -45,11 +45,14 @@ class Agent:
         policy: ApprovalPolicy,
         *,
         display: bool | Callable[[], RunView] = True,
+        notebook: bool | str = True,
     ) -> None:
         self.connection = connection
         self.session = session
         self.policy = policy
         self.display = display
+        # True: prompts name the notebook and cell they are asked from; a path: that notebook.
+        self.notebook = notebook
         self.last_result: AgentResult | None = None
 
     def __repr__(self) -> str:
@@ -110,7 +113,8 @@ class Agent:
         fold = RunFold(self.session_id)
         headless = kernel.headless()
         items: queue.Queue[dict[str, Any]] = queue.Queue()
-        future = background.submit(self._follow(prompt, plan_mode, items.put))
+        sent = self._with_notebook(prompt)
+        future = background.submit(self._follow(prompt, plan_mode, items.put, sent=sent))
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
             while True:
@@ -164,7 +168,10 @@ class Agent:
         def put(item: dict[str, Any]) -> None:
             loop.call_soon_threadsafe(items.put_nowait, item)
 
-        follow = asyncio.ensure_future(background.wait(self._follow(prompt, plan_mode, put)))
+        sent = self._with_notebook(prompt)
+        follow = asyncio.ensure_future(
+            background.wait(self._follow(prompt, plan_mode, put, sent=sent))
+        )
 
         async def consume() -> None:
             while True:
@@ -254,11 +261,26 @@ class Agent:
 
     # -- the producer (the background loop) -----------------------------------------------
 
+    def _with_notebook(self, prompt: str) -> str:
+        """The prompt as sent: with the notebook (and cell) it is asked from, when known."""
+        if self.notebook is False:
+            return prompt
+        path, cell_id, code = kernel.notebook_cell()
+        if isinstance(self.notebook, str) and self.notebook != path:
+            path, cell_id, code = self.notebook, None, None
+        return kernel.with_notebook_context(prompt, path, cell_id, code)
+
     async def _follow(
-        self, prompt: str, plan_mode: bool | None, put: Callable[[dict[str, Any]], None]
+        self,
+        prompt: str,
+        plan_mode: bool | None,
+        put: Callable[[dict[str, Any]], None],
+        *,
+        sent: str | None = None,
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
-        """Start the run and pass its events to ``put`` until it finishes; then the stored
-        messages and tool calls of the session, and the session."""
+        """Start the run (``sent``: the prompt with its context) and pass its events to
+        ``put`` until it finishes; then the stored messages and tool calls of the session,
+        and the session."""
         connection = self.connection
         try:
             session = await connection.request("GET", self._path())
@@ -266,7 +288,7 @@ class Agent:
             after = int(session.get("last_seq") or 0)
             socket = await connection.websocket(self._path("events"), {"after": after})
             try:
-                body: dict[str, Any] = {"prompt": prompt}
+                body: dict[str, Any] = {"prompt": prompt if sent is None else sent}
                 if plan_mode is not None:
                     body["plan_mode"] = plan_mode
                 run = await connection.request("POST", self._path("runs"), body=body)
@@ -345,6 +367,7 @@ def create_agent(
     plan_mode: bool | None = None,
     title: str | None = None,
     display: bool | Callable[[], RunView] = True,
+    notebook: bool | str = True,
 ) -> Agent:
     """A new session, or ``session`` (an id, an Agent, or a session from the panel's list)
     continued; fields given here are set on it."""
@@ -364,7 +387,7 @@ def create_agent(
     if session is None:
         fields.setdefault("agent", "coder")
         created = connection.call("POST", "ai/sessions", body=fields)
-        return Agent(connection, created, chosen, display=display)
+        return Agent(connection, created, chosen, display=display, notebook=notebook)
     if isinstance(session, Agent):
         session_id = session.session_id
     elif isinstance(session, dict):
@@ -373,7 +396,7 @@ def create_agent(
         session_id = str(session)
     path = f"ai/sessions/{segment(session_id)}"
     found = connection.call("PATCH", path, body=fields) if fields else connection.call("GET", path)
-    return Agent(connection, found, chosen, display=display)
+    return Agent(connection, found, chosen, display=display, notebook=notebook)
 
 
 def _resolve(awaitable: Awaitable[Any]) -> Any:

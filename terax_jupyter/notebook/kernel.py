@@ -4,6 +4,7 @@ whether a person is there to answer."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -51,3 +52,50 @@ def headless(environ: Mapping[str, str] | None = None, kernel: Any = None) -> bo
     if kernel is None:
         return True
     return not bool(getattr(kernel, "_allow_stdin", False))
+
+
+def notebook_cell(
+    environ: Mapping[str, str] | None = None, kernel: Any = None
+) -> tuple[str | None, str | None, str | None]:
+    """(notebook path, cell id, cell source) of the cell running now, as far as known.
+
+    The path is the one the server started this kernel's session for (``JPY_SESSION_NAME``,
+    relative to the server's root); the cell id and source come from the current execute
+    request (JupyterLab sends ``cellId`` in its metadata). Unknown parts are None: a script,
+    nbclient, a console."""
+    environ = os.environ if environ is None else environ
+    path = environ.get("JPY_SESSION_NAME") or None
+    if path is not None and not path.lower().endswith(".ipynb"):
+        path = None  # a console's or a file's kernel
+    kernel = ipython_kernel() if kernel is None else kernel
+    parent: Any = None
+    if kernel is not None:
+        try:
+            parent = kernel.get_parent("shell")
+        except Exception:  # an older ipykernel, or no request
+            parent = getattr(kernel, "_parent_header", None)
+    parent = parent if isinstance(parent, dict) else {}
+    cell_id = (parent.get("metadata") or {}).get("cellId")
+    code = (parent.get("content") or {}).get("code")
+    return (
+        path,
+        cell_id if isinstance(cell_id, str) and cell_id else None,
+        code if isinstance(code, str) else None,
+    )
+
+
+def with_notebook_context(
+    prompt: str, path: str | None, cell_id: str | None, code: str | None
+) -> str:
+    """The prompt with the notebook it was asked from, in the form the Lab panel's
+    attachments have (so the panel shows it apart from what was typed)."""
+    if path is None:
+        return prompt
+    if cell_id is None or code is None:
+        return f"{prompt.strip()}\n\nAttached files (read them as needed):\n- {path}"
+    heading = f"Notebook cell {path}#{cell_id} (notebook_read shows it with its outputs):"
+    if prompt.strip() and prompt.strip() in code:  # %%terax: the cell is the prompt
+        return f"{prompt.strip()}\n\n{heading}\n(the cell holds this prompt)"
+    longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{prompt.strip()}\n\n{heading}\n{fence}python\n{code}\n{fence}"

@@ -407,6 +407,14 @@ def test_a_lab_kernel_finds_its_server_and_waits_for_a_person(
     assert report["approvals"] == [["edit", "approved", "person"]]
     assert report["text"] == "Said goodbye."
     assert (live.root / "notes" / "todo.txt").read_text().startswith("bye\n")
+    # The prompt named the notebook this kernel's session is for (no cell id: this client
+    # sends none; Lab sends it, and then the cell and its source go too).
+    [prompt] = [
+        m["content"]
+        for m in api.get(f"ai/sessions/{session_id}/messages")["messages"]
+        if m["role"] == "user"
+    ]
+    assert prompt.endswith("\n\nAttached files (read them as needed):\n- notebooks/lab.ipynb")
 
 
 INTERRUPTED_COMMAND = """
