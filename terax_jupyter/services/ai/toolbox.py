@@ -89,7 +89,11 @@ class Toolbox:
     def audit_subject(self, name: str, proposal: dict[str, Any]) -> dict[str, Any]:
         """What the audit names of a stored proposal of tool ``name`` (its path, its sources)."""
         tool = self.tools.get(name)
-        return tool.audit_subject(Proposal.from_json(proposal)) if tool is not None else {}
+        try:
+            return tool.audit_subject(Proposal.from_json(proposal)) if tool is not None else {}
+        except (KeyError, TypeError, ValueError, AttributeError):
+            # A malformed stored proposal must not stop the decision that is being recorded.
+            return {"unreadable": True}
 
     def specs(self, agent: AgentDefinition) -> list[ToolSpec]:
         return [self.tools[name].spec() for name in agent.tools if name in self.tools]
