@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import shutil
@@ -41,6 +40,7 @@ from typing import Any
 
 import httpx
 import tornado
+from bench_machine import describe
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
@@ -437,16 +437,7 @@ def report(bench: Bench, runs: int, load: tuple[float, float, float]) -> str:
 
 
 def machine() -> str:
-    model = "unknown CPU"
-    with contextlib.suppress(OSError), open("/proc/cpuinfo") as cpuinfo:
-        for line in cpuinfo:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    return (
-        f"{os.cpu_count()} cores, {model}, Python {sys.version.split()[0]}, "
-        f"httpx {httpx.__version__}, tornado {tornado.version}"
-    )
+    return describe(f"httpx {httpx.__version__}", f"tornado {tornado.version}")
 
 
 def main() -> None:

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bench_machine import describe
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
@@ -961,13 +963,7 @@ def bench_grep(
 
 
 def machine() -> str:
-    model = "unknown CPU"
-    with open("/proc/cpuinfo") as cpuinfo:
-        for line in cpuinfo:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    return f"{os.cpu_count()} cores, {model}, Python {sys.version.split()[0]}"
+    return describe()
 
 
 def main() -> None:

@@ -49,6 +49,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bench_machine import describe
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
@@ -742,14 +744,8 @@ async def bench_real(real: Path, runs: int, http: bool, results: Results) -> Non
 
 
 def machine() -> str:
-    model = "unknown CPU"
-    with open("/proc/cpuinfo") as cpuinfo:
-        for line in cpuinfo:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
     version = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.strip()
-    return f"{os.cpu_count()} cores, {model}, Python {sys.version.split()[0]}, {version}"
+    return describe(version)
 
 
 def main() -> None:

@@ -48,6 +48,8 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from bench_machine import describe
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
@@ -673,16 +675,7 @@ async def bench(options: argparse.Namespace, data: Path) -> str:
 
 
 def machine() -> str:
-    model = "unknown CPU"
-    with contextlib.suppress(OSError), open("/proc/cpuinfo") as cpuinfo:
-        for line in cpuinfo:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    return (
-        f"{os.cpu_count()} cores, {model}, Python {sys.version.split()[0]}, "
-        f"nbformat {nbformat.__version__}"
-    )
+    return describe(f"nbformat {nbformat.__version__}")
 
 
 def main() -> None:

@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+from bench_machine import describe
 from ptyprocess import PtyProcess
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
@@ -993,20 +994,14 @@ async def bench_paused(report: Report, server: Server, state: Path, pause: float
 
 
 def machine() -> str:
-    model = "unknown CPU"
-    with open("/proc/cpuinfo") as cpuinfo:
-        for line in cpuinfo:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
     import jupyter_server_terminals
     import terminado
     import tornado
 
-    return (
-        f"{os.cpu_count()} cores, {model}, Python {sys.version.split()[0]}, "
-        f"tornado {tornado.version}, jupyter_server_terminals "
-        f"{jupyter_server_terminals.__version__}, terminado {terminado.__version__}"
+    return describe(
+        f"tornado {tornado.version}",
+        f"jupyter_server_terminals {jupyter_server_terminals.__version__}",
+        f"terminado {terminado.__version__}",
     )
 
 

@@ -58,7 +58,9 @@ def _write_target(context: ToolContext, path: str) -> str:
     return context.security.paths.display(checked.path) or "."
 
 
-async def _current(context: ToolContext, path: str, *, missing_ok: bool = False) -> _Current:
+async def current_file(context: ToolContext, path: str, *, missing_ok: bool = False) -> _Current:
+    """The file as it is now (read through the security layer); with ``missing_ok``, a
+    missing one that may be written is returned as not existing."""
     try:
         result = await context.files.read(path, format="auto")
     except NotFound:
@@ -123,7 +125,7 @@ def _replace(text: str, old: str, new: str, *, replace_all: bool, path: str) -> 
     )
 
 
-def _edit_proposal(
+def edit_proposal(
     tool: str,
     kind: ProposalKind,
     current: _Current,
@@ -154,7 +156,7 @@ def _counts(hunks: list[Hunk]) -> tuple[int, int]:
     return sum(line[:1] == "+" for line in lines), sum(line[:1] == "-" for line in lines)
 
 
-async def _apply(
+async def apply_edit(
     proposal: Proposal,
     context: ToolContext,
     hunks: list[int] | None,
@@ -164,7 +166,7 @@ async def _apply(
     payload = proposal.payload
     path = string_arg(payload, "path")
     base = payload.get("base_etag")
-    current = await _current(context, path, missing_ok=True)
+    current = await current_file(context, path, missing_ok=True)
     if current.etag != base:
         what = "was created" if base is None else "changed"
         raise Conflict(
@@ -234,10 +236,10 @@ class WriteFile(Tool):
         path = string_arg(arguments, "path")
         content = string_arg(arguments, "content", empty=True)
         _write_target(context, path)
-        current = await _current(context, path, missing_ok=True)
+        current = await current_file(context, path, missing_ok=True)
         if current.exists:
             _require_read(context, current)
-        return _edit_proposal(
+        return edit_proposal(
             self.name, "write", current, self._content(current, content), {"content": content}
         )
 
@@ -245,7 +247,7 @@ class WriteFile(Tool):
         self, proposal: Proposal, context: ToolContext, *, hunks: list[int] | None = None
     ) -> ToolResult:
         content = string_arg(proposal.payload, "content", empty=True)
-        return await _apply(proposal, context, hunks, lambda c: self._content(c, content))
+        return await apply_edit(proposal, context, hunks, lambda c: self._content(c, content))
 
     @staticmethod
     def _content(current: _Current, content: str) -> str:
@@ -282,16 +284,16 @@ class Edit(Tool):
         path = string_arg(arguments, "path")
         edit = _edit_arguments(arguments)
         _write_target(context, path)
-        current = await _current(context, path)
+        current = await current_file(context, path)
         _require_read(context, current)
         new_text = _apply_edits(current, [edit])
-        return _edit_proposal(self.name, "edit", current, new_text, edit)
+        return edit_proposal(self.name, "edit", current, new_text, edit)
 
     async def apply(
         self, proposal: Proposal, context: ToolContext, *, hunks: list[int] | None = None
     ) -> ToolResult:
         edit = _edit_arguments(proposal.payload)
-        return await _apply(proposal, context, hunks, lambda c: _apply_edits(c, [edit]))
+        return await apply_edit(proposal, context, hunks, lambda c: _apply_edits(c, [edit]))
 
 
 def _edit_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
@@ -359,16 +361,16 @@ class MultiEdit(Tool):
         path = string_arg(arguments, "path")
         edits = _edit_list(arguments)
         _write_target(context, path)
-        current = await _current(context, path)
+        current = await current_file(context, path)
         _require_read(context, current)
         new_text = _apply_edits(current, edits)
-        return _edit_proposal(self.name, "edit", current, new_text, {"edits": edits})
+        return edit_proposal(self.name, "edit", current, new_text, {"edits": edits})
 
     async def apply(
         self, proposal: Proposal, context: ToolContext, *, hunks: list[int] | None = None
     ) -> ToolResult:
         edits = _edit_list(proposal.payload)
-        return await _apply(proposal, context, hunks, lambda c: _apply_edits(c, edits))
+        return await apply_edit(proposal, context, hunks, lambda c: _apply_edits(c, edits))
 
 
 def _edit_list(arguments: dict[str, Any]) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from terax_jupyter.exceptions import AlreadyExists, InvalidRequest
 from terax_jupyter.notebook_view.cells import NOTEBOOK_SUFFIX
 from terax_jupyter.services.ai.tools.base import Proposal, Tool, ToolResult, object_schema
-from terax_jupyter.services.ai.tools.edits import _apply, _current, _edit_proposal
+from terax_jupyter.services.ai.tools.edits import apply_edit, current_file, edit_proposal
 from terax_jupyter.services.ai.tools.files import string_arg
 
 if TYPE_CHECKING:
@@ -82,14 +82,14 @@ class NotebookCreate(Tool):
             )
         kernel = str(arguments.get("kernel") or DEFAULT_KERNEL).strip() or DEFAULT_KERNEL
         display_name, language = await kernel_spec(context, kernel)
-        current = await _current(context, path, missing_ok=True)
+        current = await current_file(context, path, missing_ok=True)
         if current.exists:
             raise AlreadyExists(
                 f"{current.path} already exists; change it with notebook_edit.",
                 reason="already_exists",
             )
         content = empty_notebook(kernel, display_name, language)
-        proposal = _edit_proposal(self.name, "write", current, content, {"content": content})
+        proposal = edit_proposal(self.name, "write", current, content, {"content": content})
         proposal.summary = f"Create notebook {current.path} ({display_name})"
         return proposal
 
@@ -97,7 +97,7 @@ class NotebookCreate(Tool):
         self, proposal: Proposal, context: ToolContext, *, hunks: list[int] | None = None
     ) -> ToolResult:
         content = string_arg(proposal.payload, "content")
-        result = await _apply(proposal, context, hunks, lambda _current: content)
+        result = await apply_edit(proposal, context, hunks, lambda _file: content)
         if result.content.startswith("Created "):
             shown = result.data.get("path", "")
             result.content = f"Created the empty notebook {shown}; add cells with notebook_edit."

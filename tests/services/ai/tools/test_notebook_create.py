@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 import nbformat
 import pytest
 
-from terax_jupyter.base import SETTINGS_KEY
 from terax_jupyter.exceptions import (
     AlreadyExists,
     Conflict,
@@ -21,7 +20,7 @@ from terax_jupyter.services.ai.tools.base import Proposal
 from terax_jupyter.services.ai.tools.notebook_create import NotebookCreate
 from terax_jupyter.services.ai.tools.notebook_edits import NotebookEdit
 
-from .tool_context import make_context
+from .tool_context import server_context
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -31,11 +30,7 @@ if TYPE_CHECKING:
 
 @pytest.fixture
 def context(jp_serverapp: Any) -> ToolContext:
-    terax = jp_serverapp.web_app.settings[SETTINGS_KEY]
-    context = make_context(terax.security)
-    context.files = terax.files
-    context.kernels = terax.kernels
-    return context
+    return server_context(jp_serverapp)
 
 
 def _tree(root: Path) -> list[Path]:

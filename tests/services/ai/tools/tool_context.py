@@ -41,3 +41,15 @@ def make_context(security: SecurityLayer) -> ToolContext:
     )
     context.emitted = emitted  # type: ignore[attr-defined]
     return context
+
+
+def server_context(serverapp: Any) -> ToolContext:
+    """A tool context over a test server's own security layer, files and kernels (the ones
+    Lab uses), for the notebook tools that need kernel specs or kernels."""
+    from terax_jupyter.base import SETTINGS_KEY
+
+    terax = serverapp.web_app.settings[SETTINGS_KEY]
+    context = make_context(terax.security)
+    context.files = terax.files
+    context.kernels = terax.kernels
+    return context
