@@ -38,8 +38,8 @@ SERIAL_GROUPS = {"tests/hub/": "jupyterhub"}
 def pytest_collection_modifyitems(config, items):
     for item in items:
         module = item.nodeid.split("::", 1)[0]
-        group = next((g for prefix, g in SERIAL_GROUPS.items() if module.startswith(prefix)), module)
-        item.add_marker(pytest.mark.xdist_group(group))
+        serial = (g for prefix, g in SERIAL_GROUPS.items() if module.startswith(prefix))
+        item.add_marker(pytest.mark.xdist_group(next(serial, module)))
 
 
 @pytest.fixture
