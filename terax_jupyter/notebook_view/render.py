@@ -3,23 +3,29 @@
 Streams and tracebacks lose their ANSI escapes; tracebacks keep their first frame, their
 last frames and the error line. A display bundle shows ``text/plain`` first (a DataFrame's
 plain repr is a table already); HTML only when there is no plain text, as text with tables
-as rows. Images are described (type, bytes, pixel size read from the PNG, JPEG or GIF
-header), widgets by their model id, other types by name. Nothing here redacts or caps a
+as rows. PNG and JPEG images are shown to the model when the reader can (``images.py``) and
+otherwise described (type, bytes, pixel size read from the header, why not shown), widgets by
+their model id, other types by name. Nothing here redacts or caps a
 whole result: ``views.py`` does that over what this returns.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import re
-import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Any
 
 from terax_jupyter.ansi import strip
+from terax_jupyter.notebook_view.images import (
+    MAX_IMAGES,
+    OutputImage,
+    attachable,
+    decoded,
+    image_pixels,
+)
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 TEXT_MIMES = ("text/plain", "text/markdown", "text/latex")
@@ -79,7 +85,8 @@ def output_label(output: Any) -> str:
     return "unknown"
 
 
-def render_output(output: Any) -> RenderedOutput:
+def render_output(output: Any, attach: Attach | None = None) -> RenderedOutput:
+    """``output`` as text; ``attach`` is how its PNG and JPEG images are shown, if at all."""
     if not isinstance(output, dict):
         return RenderedOutput("invalid", "[an output that is not a JSON object]")
     kind = output.get("output_type")
@@ -94,7 +101,8 @@ def render_output(output: Any) -> RenderedOutput:
         return RenderedOutput("error", traceback_text(frames, ename, evalue))
     if kind in ("execute_result", "display_data", "update_display_data"):
         data = output.get("data")
-        return RenderedOutput(str(kind), bundle_text(data if isinstance(data, dict) else {}))
+        bundle = data if isinstance(data, dict) else {}
+        return RenderedOutput(str(kind), bundle_text(bundle, attach))
     return RenderedOutput("unknown", f"[an output of unknown type {kind!r}, not shown]")
 
 
@@ -130,7 +138,7 @@ def _cut(text: str, limit: int) -> str:
     return text[:limit] + f" [... {len(text) - limit} characters not shown]"
 
 
-def bundle_text(data: dict[str, Any]) -> str:
+def bundle_text(data: dict[str, Any], attach: Attach | None = None) -> str:
     parts: list[str] = []
     used: set[str] = set()
     widget = data.get(WIDGET_MIME)
@@ -144,13 +152,16 @@ def bundle_text(data: dict[str, Any]) -> str:
     for mime in IMAGE_MIMES:
         if mime in data:
             used.add(mime)
-            parts.append(image_text(mime, data[mime]))
+            parts.append(image_text(mime, data[mime], attach))
     text_mime = next((mime for mime in TEXT_MIMES if isinstance(data.get(mime), str)), None)
-    # ``<IPython.core.display.HTML object>`` says nothing the HTML does not say better.
+    # ``<IPython.core.display.HTML object>`` says nothing the HTML (or image) does not say.
     default_repr = text_mime == "text/plain" and _DEFAULT_REPR.fullmatch(data[text_mime].strip())
     if default_repr and isinstance(data.get("text/markdown"), str):
         text_mime = "text/markdown"
     elif default_repr and isinstance(data.get("text/html"), str):
+        text_mime = None
+    elif default_repr and used & set(IMAGE_MIMES):
+        used.add("text/plain")
         text_mime = None
     if text_mime is not None:
         used.add(text_mime)
@@ -176,61 +187,33 @@ def _stored_size(value: Any) -> int:
 
 # -- images --------------------------------------------------------------------------------
 
+# What a reader does with an image it may show the model: the words that stand for it in the
+# text when it is shown, or None when it is not (the call's limit is reached).
+Attach = Callable[[OutputImage], str | None]
 
-def image_text(mime: str, value: Any) -> str:
-    tail = "images are not attached yet"
+
+def image_text(mime: str, value: Any, attach: Attach | None = None) -> str:
+    """An image output in words: shown (through ``attach``) or described, saying why not."""
     if mime == "image/svg+xml":
         size = _stored_size(value)
-        return f"[image {mime}, {human_size(size)}; SVG is not rasterised; {tail}]"
-    raw = _decoded(value)
+        return f"[image {mime}, {human_size(size)}; not shown: SVG is not rasterised]"
+    raw = decoded(value)
     if raw is None:
         return f"[image {mime}: its data is not valid base64]"
     pixels = image_pixels(raw)
-    shape = f", {pixels[0]}x{pixels[1]} px" if pixels else ""
-    return f"[image {mime}, {human_size(len(raw))}{shape}; {tail}]"
-
-
-def _decoded(value: Any) -> bytes | None:
-    try:
-        return base64.b64decode(re.sub(r"\s+", "", joined(value)), validate=True)
-    except (binascii.Error, ValueError):
-        return None
-
-
-def image_pixels(raw: bytes) -> tuple[int, int] | None:
-    """(width, height) from a PNG, JPEG or GIF header, or None."""
-    if raw[:8] == b"\x89PNG\r\n\x1a\n" and raw[12:16] == b"IHDR" and len(raw) >= 24:
-        width, height = struct.unpack(">II", raw[16:24])
-        return int(width), int(height)
-    if raw[:6] in (b"GIF87a", b"GIF89a") and len(raw) >= 10:
-        width, height = struct.unpack("<HH", raw[6:10])
-        return int(width), int(height)
-    if raw[:2] == b"\xff\xd8":
-        return _jpeg_pixels(raw)
-    return None
-
-
-_SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
-
-
-def _jpeg_pixels(raw: bytes) -> tuple[int, int] | None:
-    index = 2
-    while index + 4 <= len(raw):
-        if raw[index] != 0xFF:
-            return None
-        marker = raw[index + 1]
-        if marker == 0xFF:  # fill byte
-            index += 1
-            continue
-        if marker in (0x01, 0xD8) or 0xD0 <= marker <= 0xD7:
-            index += 2
-            continue
-        (length,) = struct.unpack(">H", raw[index + 2 : index + 4])
-        if marker in _SOF and index + 9 <= len(raw):
-            height, width = struct.unpack(">HH", raw[index + 5 : index + 9])
-            return int(width), int(height)
-        index += 2 + length
-    return None
+    facts = f"{mime}, {human_size(len(raw))}" + (f", {pixels[0]}x{pixels[1]} px" if pixels else "")
+    if attach is None:
+        return f"[image {facts}; not shown here: read the cell with notebook_read to see it]"
+    image = attachable(mime, raw, pixels)
+    if isinstance(image, str):
+        return f"[image {facts}; not shown: {image}]"
+    label = attach(image)
+    if label is None:
+        return (
+            f"[image {facts}; not shown: {MAX_IMAGES} images are shown per call at most "
+            "(read this cell alone to see it)]"
+        )
+    return f"[{label}: {facts}, shown with this result]"
 
 
 # -- HTML ----------------------------------------------------------------------------------

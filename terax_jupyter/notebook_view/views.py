@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from terax_jupyter.exceptions import InvalidRequest, NotFound
 from terax_jupyter.notebook_view.cells import Cell, Notebook
+from terax_jupyter.notebook_view.images import MAX_IMAGES, OutputImage
 from terax_jupyter.notebook_view.render import output_label, output_summary, plain, render_output
 from terax_jupyter.notebook_view.untrusted import Envelope
 
@@ -35,10 +36,12 @@ class Redact(Protocol):
 
 @dataclass
 class View:
-    """A tool's answer: the text for the model and the structured facts for a UI."""
+    """A tool's answer: the text for the model, the structured facts for a UI, and the
+    images the text names (``OutputImage.label``) for a model that reads them."""
 
     text: str
     data: dict[str, Any] = field(default_factory=dict)
+    images: list[OutputImage] = field(default_factory=list)
 
 
 def outline(book: Notebook, redact: Redact, *, start: int = 0) -> View:
@@ -167,7 +170,9 @@ def read(book: Notebook, ids: list[str], redact: Redact, *, budget: int = DEFAUL
             "outputs_shown": reader.shown,
             "outputs_cut": reader.cut,
             "outputs_omitted": reader.omitted,
+            "images": reader.image_facts(),
         },
+        images=reader.images,
     )
 
 
@@ -184,6 +189,20 @@ class Reader:
         self.shown = 0
         self.cut = 0
         self.omitted = 0
+        self.images: list[OutputImage] = []
+
+    def image_facts(self) -> list[dict[str, Any]]:
+        """The images shown, without their data: for a UI and the tool's data."""
+        return [
+            {
+                "label": image.label,
+                "media_type": image.media_type,
+                "width": image.width,
+                "height": image.height,
+                "bytes": image.size,
+            }
+            for image in self.images
+        ]
 
     def cell(self, cell: Cell) -> str:
         lines = [f"## Cell {cell.id} ({cell.facts()})"]
@@ -234,19 +253,33 @@ class Reader:
         return f"{fence}{language}\n{source}\n{fence}{note}"
 
     def output(self, cell_id: str, number: int, output: Any) -> str:
-        """Output ``number`` of a cell, redacted, enveloped and within the budget."""
-        rendered = render_output(output)
-        label = f"cell {cell_id} output {number}: {rendered.label}"
+        """Output ``number`` of a cell, redacted, enveloped and within the budget; its PNG
+        and JPEG images are shown (up to MAX_IMAGES per call) when the text naming them
+        fits the budget."""
+        label = f"cell {cell_id} output {number}"
+        pending: list[OutputImage] = []
+
+        def attach(image: OutputImage) -> str | None:
+            if len(self.images) + len(pending) >= MAX_IMAGES:
+                return None
+            named = replace(image, label=f"image {len(self.images) + len(pending) + 1} ({label})")
+            pending.append(named)
+            return named.label
+
+        rendered = render_output(output, attach)
+        label = f"{label}: {rendered.label}"
         text = self.redact(rendered.text)
         if len(text) <= self.remaining:
             self.remaining -= len(text)
             self.shown += 1
+            self.images.extend(pending)
             return self.envelope.wrap(text, label)
         kept = text[: self.remaining]
         if "\n" in kept[len(kept) // 2 :]:
             kept = kept[: kept.rindex("\n")]
         self.remaining = 0
         self.cut += 1
+        self.images.extend(image for image in pending if f"[{image.label}:" in kept)
         return (
             self.envelope.wrap(kept, label)
             + f"\n[output {number} cut: {len(kept)} of {len(text)} characters shown; the "

@@ -7,9 +7,11 @@ thought signatures must come back with the calls of the current turn, DeepSeek's
 mode wants the ``reasoning_content`` of every turn that called a tool, Mistral refuses
 fields it does not know, empty assistant messages and call ids that are not nine letters
 and digits. Every OpenAI-format profile also checks that each call is answered by a tool
-message and each tool message answers a call; ``anthropic`` checks tool_use/tool_result
-pairing. The stub remembers the signatures and thoughts it streamed, so a check can tell
-the ones it issued from made-up ones.
+message and each tool message answers a call, and that images come only as a user's
+``image_url`` parts holding a base64 data URL of the image type they name; ``anthropic``
+checks tool_use/tool_result pairing and the image blocks of tool results. The stub
+remembers the signatures and thoughts it streamed, so a check can tell the ones it issued
+from made-up ones.
 """
 
 from __future__ import annotations
@@ -135,7 +137,9 @@ def refusal(
     if profile is None:
         return None
     if anthropic:
-        return _anthropic_pairs(body) if profile == "anthropic" else None
+        if profile != "anthropic":
+            return None
+        return _anthropic_pairs(body) or _anthropic_images(body)
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     checks = {
         "gemini": _gemini,
@@ -146,7 +150,7 @@ def refusal(
     }
     check = checks.get(profile)
     found = check(body, messages, memory) if check is not None else None
-    return found or _openai_pairs(messages)
+    return found or _openai_images(messages) or _openai_pairs(messages)
 
 
 # -- the rules ------------------------------------------------------------------------------
@@ -183,6 +187,84 @@ def _openai_pairs(messages: list[dict[str, Any]]) -> Refusal | None:
             "responding to each 'tool_call_id'. The following tool_call_ids did not have "
             f"response messages: {', '.join(open_ids)}"
         )
+    return None
+
+
+IMAGE_SIGNATURES = {
+    "image/png": b"\x89PNG\r\n\x1a\n",
+    "image/jpeg": b"\xff\xd8\xff",
+    "image/gif": b"GIF8",
+    "image/webp": b"RIFF",
+}
+_DATA_URL = re.compile(r"data:(image/[a-z]+);base64,([A-Za-z0-9+/=]+)")
+
+
+def _image_problem(media_type: Any, data: Any) -> str | None:
+    """Why base64 ``data`` is not a ``media_type`` image the providers take, or None."""
+    signature = IMAGE_SIGNATURES.get(media_type) if isinstance(media_type, str) else None
+    if signature is None:
+        return f"unsupported image type {media_type!r}"
+    try:
+        raw = base64.b64decode(data, validate=True) if isinstance(data, str) else b""
+    except ValueError:
+        return "the image data is not valid base64"
+    if not raw.startswith(signature):
+        return f"the image data does not match the provided media type {media_type}"
+    return None
+
+
+def _openai_images(messages: list[dict[str, Any]]) -> Refusal | None:
+    """Content parts: images only in user messages, as data URLs of real images."""
+    for index, message in enumerate(messages):
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        role = message.get("role")
+        for number, part in enumerate(content):
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind == "text" and isinstance(part.get("text"), str):
+                continue
+            if kind != "image_url":
+                return _openai_error(f"Invalid 'messages[{index}].content[{number}]'.")
+            if role != "user":
+                return _openai_error(
+                    f"Invalid 'messages[{index}]'. Image URLs are only allowed for messages "
+                    f"with role 'user', but this message with role '{role}' contains an "
+                    "image URL."
+                )
+            url = (part.get("image_url") or {}).get("url")
+            found = _DATA_URL.fullmatch(url) if isinstance(url, str) else None
+            problem = _image_problem(found.group(1), found.group(2)) if found else "not a data URL"
+            if problem:
+                return _openai_error(
+                    f"Invalid 'messages[{index}].content[{number}].image_url': {problem}."
+                )
+    return None
+
+
+def _anthropic_images(body: dict[str, Any]) -> Refusal | None:
+    """A tool_result's content: a string, or text and base64 image blocks."""
+    for index, message in enumerate(body.get("messages") or []):
+        blocks = message.get("content") if isinstance(message, dict) else None
+        for number, block in enumerate(blocks if isinstance(blocks, list) else []):
+            if not isinstance(block, dict) or block.get("type") != "tool_result":
+                continue
+            content = block.get("content")
+            if isinstance(content, str):
+                continue
+            where = f"messages.{index}.content.{number}.tool_result.content"
+            if not isinstance(content, list):
+                return _anthropic_error(f"{where}: Input should be a valid list")
+            for part_number, part in enumerate(content):
+                kind = part.get("type") if isinstance(part, dict) else None
+                if kind == "text" and isinstance(part.get("text"), str):
+                    continue
+                source = part.get("source") if kind == "image" else None
+                if not isinstance(source, dict) or source.get("type") != "base64":
+                    return _anthropic_error(f"{where}.{part_number}: Input tag is not valid")
+                problem = _image_problem(source.get("media_type"), source.get("data"))
+                if problem:
+                    return _anthropic_error(f"{where}.{part_number}.image.source: {problem}")
     return None
 
 

@@ -381,6 +381,15 @@ def forget_model(lab: LabServer, provider: str, model: str) -> None:
         urllib.request.urlopen(request, timeout=10).close()
 
 
+def described_model(lab: LabServer, provider: str, model: str) -> dict:
+    request = urllib.request.Request(
+        f"{lab.url}terax/api/ai/models", headers={"Authorization": f"token {lab.token}"}
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        models = json.load(response)["models"]
+    return next(m for m in models if (m["provider"], m["id"]) == (provider, model))
+
+
 def test_model_prices_make_turns_show_their_cost(
     root_lab: LabServer, page: Page, model_stub: ModelStub, request: pytest.FixtureRequest
 ) -> None:
@@ -407,6 +416,13 @@ def test_model_prices_make_turns_show_their_cost(
         expect(status).to_have_text("Saved. New turns show their cost.", timeout=TIMEOUT_MS)
         # The server's choice of an output limit shows once saved.
         expect(details.get_by_label("Max output (tokens)")).not_to_have_value("")
+        assert described_model(root_lab, "stub", "stub-model")["vision"] is False
+        reads_images = details.get_by_label(re.compile(r"^Reads images"))
+        expect(reads_images).not_to_be_checked()
+        reads_images.check()
+        save.click()
+        expect(status).to_have_text("Saved. New turns show their cost.", timeout=TIMEOUT_MS)
+        assert described_model(root_lab, "stub", "stub-model")["vision"] is True
         page.screenshot(path=artifact_name(request, "-form"))
 
         panel.get_by_role("button", name="AI settings").click()  # back to the chat

@@ -1,6 +1,7 @@
 /**
- * What the user says about a model: its context window, output limit and
- * prices (US dollars per million tokens), so turns can show their cost.
+ * What the user says about a model: its context window, output limit,
+ * prices (US dollars per million tokens, so turns can show their cost) and
+ * whether it reads images (tool results then show it notebook plots).
  * None of the built-in models ship prices: they change too often.
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
@@ -22,6 +23,7 @@ interface IFields {
   output: string;
   input: string;
   outputPrice: string;
+  vision: boolean;
 }
 
 function fieldsOf(known: IAiModel | undefined): IFields {
@@ -31,7 +33,8 @@ function fieldsOf(known: IAiModel | undefined): IFields {
     context: text(known?.context_window),
     output: text(known?.max_output_tokens),
     input: text(known?.input_price),
-    outputPrice: text(known?.output_price)
+    outputPrice: text(known?.output_price),
+    vision: known?.vision ?? false
   };
 }
 
@@ -74,7 +77,7 @@ export function ModelDetails(props: IModelDetailsProps): JSX.Element | null {
   }
 
   const set =
-    (name: keyof IFields) =>
+    (name: Exclude<keyof IFields, 'vision'>) =>
     (event: React.ChangeEvent<HTMLInputElement>): void =>
       setFields({ ...fields, [name]: event.target.value });
 
@@ -117,7 +120,8 @@ export function ModelDetails(props: IModelDetailsProps): JSX.Element | null {
       ...(output !== null ? { max_output_tokens: output } : {}),
       ...(known ? { tools: known.tools, reasoning: known.reasoning } : {}),
       input_price: input,
-      output_price: outputPrice
+      output_price: outputPrice,
+      vision: fields.vision
     });
     setSaving(false);
     if (!problem) {
@@ -138,7 +142,7 @@ export function ModelDetails(props: IModelDetailsProps): JSX.Element | null {
   };
 
   const numberField = (
-    name: keyof IFields,
+    name: Exclude<keyof IFields, 'vision'>,
     label: string,
     placeholder: string,
     step: string
@@ -194,6 +198,18 @@ export function ModelDetails(props: IModelDetailsProps): JSX.Element | null {
           'any'
         )}
       </div>
+      <label className={CSS.checkRow}>
+        <input
+          type="checkbox"
+          checked={fields.vision}
+          onChange={event =>
+            setFields({ ...fields, vision: event.target.checked })
+          }
+        />
+        {trans.__(
+          'Reads images (notebook plots in tool results are shown to it)'
+        )}
+      </label>
       <div className={CSS.actions}>
         <button
           type="button"

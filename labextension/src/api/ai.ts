@@ -173,6 +173,8 @@ export interface IAiModel {
   max_output_tokens: number;
   tools: boolean;
   reasoning: boolean;
+  /** Reads images: tool results (notebook plots) show them to it. */
+  vision: boolean;
   source: string;
   /** US dollars per million input tokens (null: unknown, no cost shown). */
   input_price: number | null;
@@ -192,6 +194,7 @@ export type AiModelDetails = Pick<IAiModel, 'provider' | 'id'> &
       | 'max_output_tokens'
       | 'tools'
       | 'reasoning'
+      | 'vision'
       | 'input_price'
       | 'output_price'
     >

@@ -6456,6 +6456,8 @@ export interface components {
             max_output_tokens?: number;
             tools?: boolean;
             reasoning?: boolean;
+            /** @description Reads images: tool results (notebook plots) show them to it. */
+            vision?: boolean;
             source?: string;
             /** @description US dollars per million input tokens (for cost per turn). */
             input_price?: number | null;
@@ -6781,6 +6783,8 @@ export interface components {
             superseded_reads: number;
             elided_results: number;
             dropped_messages: number;
+            /** @description Images of old tool results left out. */
+            dropped_images: number;
             parent_call_id?: string;
             /**
              * @description discriminator enum property added by openapi-typescript

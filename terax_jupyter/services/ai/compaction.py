@@ -1,10 +1,11 @@
 """Keep a conversation inside the model's context window, oldest and least useful first.
 
 Before each model call the runtime estimates the tokens of what it would send. Over the
-budget, it (1) replaces file reads that a later read or edit of the same file superseded,
-(2) elides old tool results, oldest first, keeping the recent turns whole, and (3) as a last
-resort drops the oldest turns (a tool-call message goes together with its results). The
-stored conversation is never changed: compaction shapes only what is sent.
+budget, it (1) leaves out the images of old tool results, (2) replaces file reads that a
+later read or edit of the same file superseded, (3) elides old tool results, oldest first,
+keeping the recent turns whole, and (4) as a last resort drops the oldest turns (a tool-call
+message goes together with its results). The stored conversation is never changed:
+compaction shapes only what is sent.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from terax_jupyter.notebook_view.images import estimated_tokens
 from terax_jupyter.services.ai.providers.base import Message
 
 if TYPE_CHECKING:
@@ -36,11 +38,17 @@ class CompactionReport:
     superseded_reads: int = 0
     elided_results: int = 0
     dropped_messages: int = 0
+    dropped_images: int = 0
     notes: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
-        return bool(self.superseded_reads or self.elided_results or self.dropped_messages)
+        return bool(
+            self.superseded_reads
+            or self.elided_results
+            or self.dropped_messages
+            or self.dropped_images
+        )
 
     def to_json(self) -> CompactionCounts:
         return {
@@ -49,20 +57,22 @@ class CompactionReport:
             "superseded_reads": self.superseded_reads,
             "elided_results": self.elided_results,
             "dropped_messages": self.dropped_messages,
+            "dropped_images": self.dropped_images,
         }
 
 
 def estimate_tokens(messages: list[Message], tools: Sequence[ToolSpec] = ()) -> int:
     """A deliberately simple estimate (4 characters a token): providers differ, and the
     budget keeps a margin for it."""
-    chars = 0
+    chars = images = 0
     for message in messages:
         chars += len(message.content) + len(message.reasoning)
         for call in message.tool_calls:
             chars += len(call.name) + len(json.dumps(call.arguments))
+        images += sum(estimated_tokens(image.width, image.height) for image in message.images)
     for tool in tools:
         chars += len(tool.name) + len(tool.description) + len(json.dumps(tool.parameters))
-    return chars // CHARS_PER_TOKEN + MESSAGE_OVERHEAD * len(messages)
+    return chars // CHARS_PER_TOKEN + MESSAGE_OVERHEAD * len(messages) + images
 
 
 def compact(
@@ -75,7 +85,9 @@ def compact(
         return messages, report
     result = list(messages)
     calls = _calls_by_id(result)
-    _supersede_reads(result, calls, report)
+    _drop_old_images(result, report, budget, tools)
+    if estimate_tokens(result, tools) > budget:
+        _supersede_reads(result, calls, report)
     if estimate_tokens(result, tools) > budget:
         _elide_old_results(result, calls, report, budget, tools)
     if estimate_tokens(result, tools) > budget:
@@ -97,6 +109,29 @@ def _calls_by_id(messages: list[Message]) -> dict[str, tuple[str, dict[str, obje
 def _path_of(arguments: dict[str, object]) -> str | None:
     path = arguments.get("path")
     return path.strip().lstrip("./") if isinstance(path, str) else None
+
+
+def _drop_old_images(
+    messages: list[Message], report: CompactionReport, budget: int, tools: Sequence[ToolSpec]
+) -> None:
+    """Images of all but the recent turns' results, oldest first, until the rest fits;
+    their text still describes them."""
+    recent_start = max(0, len(messages) - KEEP_RECENT_MESSAGES)
+    for index in range(recent_start):
+        message = messages[index]
+        if not message.images:
+            continue
+        count = len(message.images)
+        messages[index] = replace(
+            message,
+            images=[],
+            content=message.content
+            + f"\n[{count} image{'s' if count > 1 else ''} of this result left out to save "
+            "context; call the tool again to see them.]",
+        )
+        report.dropped_images += count
+        if estimate_tokens(messages, tools) <= budget:
+            return
 
 
 def _supersede_reads(

@@ -63,6 +63,7 @@ MODEL_FIELDS = {
     "max_output_tokens",
     "tools",
     "reasoning",
+    "vision",
     "source",
     "input_price",
     "output_price",
@@ -697,6 +698,7 @@ class AiManager(LoggingConfigurable):
                 "max_output_tokens",
                 "tools",
                 "reasoning",
+                "vision",
                 "input_price",
                 "output_price",
             )

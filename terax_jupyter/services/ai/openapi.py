@@ -267,6 +267,10 @@ SCHEMAS: dict[str, Any] = {
             "max_output_tokens": {"type": "integer"},
             "tools": {"type": "boolean"},
             "reasoning": {"type": "boolean"},
+            "vision": {
+                "type": "boolean",
+                "description": "Reads images: tool results (notebook plots) show them to it.",
+            },
             "source": {"type": "string"},
             "input_price": {
                 "type": "number",

@@ -339,18 +339,12 @@ class AgentRun:
                 return finish
             for call in assistant.tool_calls:
                 result = await self._call_tool(call, agent, parent_call_id)
-                answer = Message(
-                    "tool",
-                    result.content,
-                    tool_call_id=call.id,
-                    name=call.name,
-                    is_error=result.is_error,
-                )
+                answer = tool_answer(call, result, spec.model)
                 if persist:
                     runtime.worker.submit(
                         runtime.store.add_message,
                         spec.session_id,
-                        answer,
+                        stored_answer(answer),
                         run_id=spec.run_id,
                         redacted=True,
                     )
@@ -833,6 +827,42 @@ def _stored_decision(approval: dict[str, Any]) -> Decision:
 
 def new_call_id() -> str:
     return f"call_{uuid.uuid4().hex[:24]}"
+
+
+def tool_answer(call: ToolCall, result: ToolResult, model: ModelInfo) -> Message:
+    """The tool message answering ``call``. Its images go to a model that reads images; for
+    one that does not, the text says they were left out (their descriptions are in it)."""
+    content, images = result.content, result.images
+    if images and not model.vision:
+        content += (
+            f"\n[{len(images)} image{'s' if len(images) > 1 else ''} of this result not "
+            f"shown: {model.label} is not known to read images (its details in the AI "
+            "settings say so when it does).]"
+        )
+        images = []
+    return Message(
+        "tool",
+        content,
+        tool_call_id=call.id,
+        name=call.name,
+        is_error=result.is_error,
+        images=list(images),
+    )
+
+
+def stored_answer(answer: Message) -> Message:
+    """What is kept of a tool message: images are not stored, so a later run reads that
+    they were shown then (and how to see them again)."""
+    if not answer.images:
+        return answer
+    count = len(answer.images)
+    return dataclasses.replace(
+        answer,
+        images=[],
+        content=answer.content
+        + f"\n[{'Its image was' if count == 1 else f'Its {count} images were'} shown only in "
+        "the run that made this call; call the tool again to see them.]",
+    )
 
 
 def _marker(parent_call_id: str | None) -> SubAgentMark:

@@ -235,6 +235,7 @@ class CompactionCounts(TypedDict):
     superseded_reads: int
     elided_results: int
     dropped_messages: int
+    dropped_images: Annotated[int, Note("Images of old tool results left out.")]
 
 
 class Compaction(CompactionCounts, SubAgentMark):

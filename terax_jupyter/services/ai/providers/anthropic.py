@@ -145,11 +145,28 @@ def _messages(messages: list[Message]) -> list[dict[str, Any]]:
 
 def _blocks(message: Message) -> list[dict[str, Any]]:
     if message.role == "tool":
+        content: str | list[dict[str, Any]] = message.content or "(no output)"
+        if message.images:
+            # A tool result's content may be text and image blocks (base64 sources).
+            content = [
+                {"type": "text", "text": content},
+                *(
+                    {
+                        "type": "image",
+                        "source": {
+                            "type": "base64",
+                            "media_type": image.media_type,
+                            "data": image.data,
+                        },
+                    }
+                    for image in message.images
+                ),
+            ]
         return [
             {
                 "type": "tool_result",
                 "tool_use_id": message.tool_call_id,
-                "content": message.content or "(no output)",
+                "content": content,
                 "is_error": message.is_error,
             }
         ]

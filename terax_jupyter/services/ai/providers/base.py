@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import abc
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator
@@ -62,6 +62,40 @@ class ToolCall:
         )
 
 
+@dataclass(frozen=True)
+class ImagePart:
+    """An image a tool result shows the model: base64 ``data`` of a PNG or JPEG, its pixel
+    size (for the token estimate) and ``label``, the words that stand for it in the text."""
+
+    media_type: Literal["image/png", "image/jpeg"]
+    data: str
+    width: int
+    height: int
+    label: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Any) -> ImagePart | None:
+        """The part ``data`` describes, or None for anything malformed (left out)."""
+        if not isinstance(data, dict) or data.get("media_type") not in IMAGE_MEDIA_TYPES:
+            return None
+        width, height, label = data.get("width"), data.get("height"), data.get("label")
+        if not isinstance(data.get("data"), str) or not (_size(width) and _size(height)):
+            return None
+        return cls(
+            data["media_type"], data["data"], width, height, label if isinstance(label, str) else ""
+        )
+
+
+def _size(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+IMAGE_MEDIA_TYPES = ("image/png", "image/jpeg")
+
+
 @dataclass
 class Message:
     """One turn of a conversation.
@@ -69,7 +103,8 @@ class Message:
     ``assistant`` messages may carry ``tool_calls`` (and ``reasoning``, which adapters send
     back only to a provider that wants it: DeepSeek after a tool call); a ``tool`` message
     answers exactly one call, by ``tool_call_id``, with ``name`` the tool's name and
-    ``is_error`` when it failed.
+    ``is_error`` when it failed, and may show ``images`` (sent only to a model that reads
+    them; never stored, so they last only for the run that made them).
     """
 
     role: Role
@@ -79,9 +114,10 @@ class Message:
     name: str | None = None
     reasoning: str = ""
     is_error: bool = False
+    images: list[ImagePart] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "role": self.role,
             "content": self.content,
             "tool_calls": [call.to_json() for call in self.tool_calls],
@@ -90,6 +126,9 @@ class Message:
             "reasoning": self.reasoning,
             "is_error": self.is_error,
         }
+        if self.images:
+            data["images"] = [image.to_json() for image in self.images]
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Message:
@@ -101,6 +140,11 @@ class Message:
             name=data.get("name"),
             reasoning=data.get("reasoning") or "",
             is_error=bool(data.get("is_error")),
+            images=[
+                part
+                for part in map(ImagePart.from_json, data.get("images") or [])
+                if part is not None
+            ],
         )
 
 

@@ -1,4 +1,4 @@
-"""What Terax knows of models: context window, output limit, tools, reasoning."""
+"""What Terax knows of models: context window, output limit, tools, reasoning, images."""
 
 from __future__ import annotations
 
@@ -52,10 +52,12 @@ class ModelInfo:
     tools: bool = True
     reasoning: bool = False
     source: Literal["builtin", "user", "default"] = "builtin"
+    # Whether the model reads images (tool results then show them); False when unknown.
     # US dollars per million tokens, when the user or an administrator says; prices change
     # too often to ship, so a built-in model has none and its turns show no cost.
     input_price: float | None = None
     output_price: float | None = None
+    vision: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -77,7 +79,27 @@ def _m(
     tools: bool = True,
     reasoning: bool = False,
 ) -> ModelInfo:
-    return ModelInfo(provider, model, label, context, output, tools, reasoning)
+    vision = model in READS_IMAGES.get(provider, ())
+    return ModelInfo(provider, model, label, context, output, tools, reasoning, vision=vision)
+
+
+# The built-in models that take images (a tool result's plots are shown to them).
+READS_IMAGES = {
+    "openai": {
+        "gpt-5",
+        "gpt-5-mini",
+        "gpt-4.1",
+        "gpt-4.1-mini",
+        "gpt-4o",
+        "gpt-4o-mini",
+        "o3",
+        "o4-mini",
+    },
+    "anthropic": {"claude-opus-4-1", "claude-sonnet-4-5", "claude-sonnet-4-0", "claude-haiku-4-5"},
+    "gemini": {"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.0-flash"},
+    "mistral": {"mistral-medium-latest"},
+    "xai": {"grok-4"},
+}
 
 
 BUILTIN_MODELS: tuple[ModelInfo, ...] = (
@@ -183,6 +205,7 @@ class ModelRegistry:
         label: str | None = None,
         tools: bool = True,
         reasoning: bool = False,
+        vision: bool = False,
         input_price: float | None = None,
         output_price: float | None = None,
     ) -> ModelInfo:
@@ -200,6 +223,7 @@ class ModelRegistry:
                 ),
                 "tools": tools,
                 "reasoning": reasoning,
+                "vision": vision,
                 "input_price": input_price,
                 "output_price": output_price,
             }
@@ -275,8 +299,11 @@ def _checked(item: Any) -> ModelInfo:
             reason="invalid_model",
         )
     tools, reasoning = item.get("tools", True), item.get("reasoning", False)
-    if not isinstance(tools, bool) or not isinstance(reasoning, bool):
-        raise InvalidRequest("tools and reasoning are true or false.", reason="invalid_model")
+    vision = item.get("vision", False)
+    if not all(isinstance(flag, bool) for flag in (tools, reasoning, vision)):
+        raise InvalidRequest(
+            "tools, reasoning and vision are true or false.", reason="invalid_model"
+        )
     prices = [item.get("input_price"), item.get("output_price")]
     for price in prices:
         if price is not None and not (
@@ -301,6 +328,7 @@ def _checked(item: Any) -> ModelInfo:
         "user",
         input_price,
         output_price,
+        vision,
     )
 
 

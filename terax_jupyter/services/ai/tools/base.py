@@ -13,7 +13,7 @@ import abc
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
-from terax_jupyter.services.ai.providers.base import ToolSpec
+from terax_jupyter.services.ai.providers.base import ImagePart, ToolSpec
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -89,11 +89,13 @@ def object_schema(properties: dict[str, Any], required: list[str]) -> dict[str, 
 @dataclass
 class ToolResult:
     """``content`` is what the model reads (capped and redacted); ``data`` is structured
-    detail for the UI (exit code, files changed, ...), JSON-serializable."""
+    detail for the UI (exit code, files changed, ...), JSON-serializable; ``images`` are
+    shown to a model that reads images (``content`` names each by its label)."""
 
     content: str
     is_error: bool = False
     data: dict[str, Any] = field(default_factory=dict)
+    images: list[ImagePart] = field(default_factory=list)
 
 
 @dataclass

@@ -22,7 +22,7 @@ from terax_jupyter.notebook_view.untrusted import Envelope
 from terax_jupyter.security import Access
 from terax_jupyter.services.ai.tools.base import Proposal, Tool, ToolResult, object_schema
 from terax_jupyter.services.ai.tools.files import int_arg, string_arg
-from terax_jupyter.services.ai.tools.notebooks import load_notebook
+from terax_jupyter.services.ai.tools.notebooks import image_parts, load_notebook
 
 if TYPE_CHECKING:
     from terax_jupyter.notebook_view.cells import Cell
@@ -259,7 +259,9 @@ def _status(run: Run, context: ToolContext, budget: int) -> ToolResult:
             "path": run.path,
             "finished": run.finished,
             "cells": [cell.to_json() for cell in run.cells],
+            "images": reader.image_facts(),
         },
+        images=image_parts(reader.images),
     )
 
 

@@ -104,3 +104,18 @@ def test_bad_models_are_refused(
     with pytest.raises(InvalidRequest):
         ModelRegistry(store).add(provider, model, **options)  # type: ignore[arg-type]
     assert not os.path.exists(store)
+
+
+def test_which_models_read_images(store: str) -> None:
+    registry = ModelRegistry(store)
+    assert registry.lookup("anthropic", "claude-sonnet-4-5-20250929").vision is True
+    assert registry.lookup("openrouter", "openai/gpt-4o").vision is True  # routed
+    assert registry.lookup("deepseek", "deepseek-chat").vision is False
+    assert registry.lookup("ollama", "llava:13b").vision is False  # unknown: no images
+    added = registry.add("ollama", "llava:13b", context_window=32768, vision=True)
+    assert added.vision is True
+    assert ModelRegistry(store).lookup("ollama", "llava:13b").vision is True  # kept
+    with pytest.raises(InvalidRequest) as caught:
+        registry.add("ollama", "m", context_window=32768, vision="yes")  # type: ignore[arg-type]
+    assert "vision" in caught.value.message
+    assert registry.lookup("ollama", "m").source == "default"  # nothing was added

@@ -23,7 +23,7 @@ from terax_jupyter.exceptions import (
     TooLarge,
     Unsupported,
 )
-from terax_jupyter.notebook_view.render import image_pixels
+from terax_jupyter.notebook_view.images import image_pixels
 from terax_jupyter.services.ai.tools.notebooks import (
     OUTLINE_CELLS,
     NotebookOutline,
@@ -310,8 +310,13 @@ async def test_read_renders_the_outputs_of_a_real_run(
     assert "color: red" not in table
 
     image = output_of(result, "png")
-    assert f"[image image/png, {len(PNG)} B, 7x5 px; images are not attached yet]" in image
+    label = "image 1 (cell png output 1)"
+    assert image == f"[{label}: image/png, {len(PNG)} B, 7x5 px, shown with this result]"
     assert "iVBOR" not in image
+    [shown] = result.images
+    assert (shown.media_type, shown.width, shown.height) == ("image/png", 7, 5)
+    assert base64.b64decode(shown.data) == PNG
+    assert shown.label == label
 
     secret = output_of(result, "secret")
     assert secret.startswith("key [REDACTED] password [REDACTED]")
@@ -435,7 +440,12 @@ async def test_rich_bundles_widgets_and_unknown_types(context: ToolContext, ws: 
     assert "[also in this output, not shown: text/html (" in table
     assert "widget view of model 8f3a9b" in output_of(result, "rich", 2)
     assert "IntSlider(value=3)" in output_of(result, "rich", 2)
-    assert f"[image image/jpeg, {len(jpeg)} B, 64x48 px;" in output_of(result, "rich", 3)
+    # A header alone: a provider would refuse the whole request over it.
+    facts = f"image/jpeg, {len(jpeg)} B, 64x48 px"
+    assert (
+        output_of(result, "rich", 3)
+        == f"[image {facts}; not shown: its data is not a whole JPEG image]"
+    )
     assert "application/x-custom+json (8 B)" in output_of(result, "rich", 4)
     outline = await NotebookOutline().run({"path": "rich.ipynb"}, context)
     assert "widget 8f3a9b" in outline.content

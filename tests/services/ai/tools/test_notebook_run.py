@@ -5,6 +5,7 @@ kernel's incarnation, outputs landing in the file, interrupt, restart and variab
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import re
 from typing import TYPE_CHECKING, Any
@@ -303,3 +304,29 @@ async def test_a_page_holding_the_notebook_gets_the_outputs_and_the_file_is_left
     assert last["status"] == "ok"
     assert last["outputs"][0]["text"].endswith("2998\n2999\n")
     assert isinstance(last["execution_count"], int)
+
+
+async def test_a_plot_the_run_displays_is_shown_once(
+    context: ToolContext, jp_root_dir: Path
+) -> None:
+    from .test_notebook_read import tiny_png
+
+    png = tiny_png(96, 64)
+    path = _notebook(
+        jp_root_dir,
+        "plot.ipynb",
+        {
+            "plot": (
+                "import base64\nfrom IPython.display import Image, display\n"
+                f"display(Image(data=base64.b64decode({base64.b64encode(png).decode()!r})))"
+            )
+        },
+    )
+    started = await _approve(context, NotebookRun(), {"path": path, "ids": ["plot"]})
+    done = await _finished(context, _handle(started))
+    [image] = started.images + done.images
+    assert (image.media_type, image.width, image.height) == ("image/png", 96, 64)
+    assert base64.b64decode(image.data) == png
+    assert f"[{image.label}: image/png" in started.content + done.content
+    again = await NotebookRunStatus().run({"handle": _handle(started), "wait": 0}, context)
+    assert again.images == []  # delivered once, like the text
