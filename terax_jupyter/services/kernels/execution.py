@@ -44,6 +44,9 @@ class CellRun:
     # Counts replacements in place (update_display_data, clear_output); a stream that goes
     # on is not one: its text only grows (stream_length).
     revision: int = 0
+    # The kernel announced it (execute_input): from then on an interrupt reaches this cell,
+    # where before it would be lost (or reach whatever the kernel runs ahead of it).
+    executing: bool = False
 
     @property
     def finished(self) -> bool:
@@ -167,6 +170,7 @@ async def run_cell(
         if kind == "status" and msg["content"].get("execution_state") == "idle":
             idle = True
         elif kind == "execute_input":
+            cell.executing = True
             cell.execution_count = msg["content"].get("execution_count", cell.execution_count)
         else:
             sink.take(msg)

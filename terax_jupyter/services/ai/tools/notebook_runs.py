@@ -25,12 +25,17 @@ from terax_jupyter.services.ai.tools.files import int_arg, string_arg
 from terax_jupyter.services.ai.tools.notebooks import image_parts, load_notebook
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from terax_jupyter.notebook_view.cells import Cell
     from terax_jupyter.services.ai.tools.base import ToolContext
     from terax_jupyter.services.kernels.execution import CellRun
     from terax_jupyter.services.kernels.runner import KernelRunner, KernelState, Run
 
 MAX_CELLS = 50
+INTERRUPT_WAIT_S = 10.0
+INTERRUPT_RETRY_S = 2.0  # a run still going this long after an interrupt gets another
+INTERRUPT_POLL_S = 0.25
 DEFAULT_WAIT_S = 30
 FIRST_WAIT_S = 1.0  # what a run shows at once, if it is that quick
 DEFAULT_BUDGET = 8_000
@@ -165,7 +170,7 @@ class NotebookRun(Tool):
         return _status(run, context, DEFAULT_BUDGET)
 
 
-def _code_cell(cells: list[Cell], cell_id: str) -> Cell:
+def _code_cell(cells: Sequence[Cell], cell_id: str) -> Cell:
     cell = next((c for c in cells if c.id == cell_id), None)
     if cell is None:
         raise NotFound(
@@ -337,9 +342,23 @@ class NotebookInterrupt(Tool):
         kernel = await runner.kernel_of(run.path)
         if kernel is None or kernel.id != run.kernel_id:
             raise Conflict("The run's kernel is gone.", reason="kernel_changed")
-        await runner.interrupt(run.path)
-        await runner.wait(run, 10.0)
+        await _interrupt(runner, run)
         return _status(run, context, DEFAULT_BUDGET)
+
+
+async def _interrupt(runner: KernelRunner, run: Run) -> None:
+    """Interrupt ``run``'s cell once the kernel is executing it, again if the run goes on,
+    for at most INTERRUPT_WAIT_S. A kernel ignores an interrupt before it starts a cell (it
+    may still be starting up), and one sent while it runs a cell ahead of ours would stop
+    that one instead."""
+    deadline = time.monotonic() + INTERRUPT_WAIT_S
+    last_sent = -INTERRUPT_RETRY_S
+    while not run.finished and time.monotonic() < deadline:
+        executing = any(cell.executing and not cell.finished for cell in run.cells)
+        if executing and time.monotonic() - last_sent >= INTERRUPT_RETRY_S:
+            await runner.interrupt(run.path)
+            last_sent = time.monotonic()
+        await runner.wait(run, min(INTERRUPT_POLL_S, max(0.0, deadline - time.monotonic())))
 
 
 # -- notebook_restart ------------------------------------------------------------------------

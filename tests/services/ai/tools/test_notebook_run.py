@@ -168,6 +168,18 @@ async def test_a_long_cell_is_interrupted(context: ToolContext, jp_root_dir: Pat
     assert book.cells[0].outputs[-1]["ename"] == "KeyboardInterrupt"
 
 
+async def test_an_interrupt_at_once_after_the_start_is_not_lost(
+    context: ToolContext, jp_root_dir: Path
+) -> None:
+    """Sent before the kernel begins the cell (it ignores one then), the interrupt waits
+    for the cell to begin; it never reaches what the kernel runs ahead of the cell."""
+    path = _notebook(jp_root_dir, "early.ipynb", {"sleep": "import time\ntime.sleep(60)"})
+    started = await _approve(context, NotebookRun(), {"path": path, "ids": ["sleep"]})
+    stopped = await NotebookInterrupt().run({"handle": _handle(started)}, context)
+    assert stopped.data["finished"], stopped.content
+    assert "## Cell sleep: interrupted" in stopped.content
+
+
 async def test_a_wait_for_output_returns_with_each_new_print(
     context: ToolContext, jp_root_dir: Path
 ) -> None:
