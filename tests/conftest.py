@@ -29,19 +29,6 @@ def pytest_generate_tests(metafunc):
     metafunc.parametrize("jp_base_url", BASE_URLS)
 
 
-# The suite runs on two workers (pyproject's addopts). Each module goes to one worker whole,
-# so its module fixtures (a Lab, a kernel) start once; the hub tests share one worker, since
-# every real JupyterHub spawns the same Unix users' servers.
-SERIAL_GROUPS = {"tests/hub/": "jupyterhub"}
-
-
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        module = item.nodeid.split("::", 1)[0]
-        serial = (g for prefix, g in SERIAL_GROUPS.items() if module.startswith(prefix))
-        item.add_marker(pytest.mark.xdist_group(next(serial, module)))
-
-
 @pytest.fixture
 def jp_server_config(terax_server_config):
     return terax_server_config

@@ -30,6 +30,13 @@ TOOLS = {
     "git_status",
     "notebook_outline",
     "notebook_read",
+    "notebook_edit",
+    "notebook_create",
+    "notebook_run",
+    "notebook_run_status",
+    "notebook_interrupt",
+    "notebook_restart",
+    "kernel_variables",
     "terminal_output",
     "browser_open",
     "browser_snapshot",
@@ -62,7 +69,8 @@ def test_lists_the_tools_with_their_hints(mcp_session: McpSession) -> None:
         assert tools[name].annotations.read_only_hint is True, name
     assert tools["browser_click"].annotations.destructive_hint is True
     assert tools["run_workflow"].annotations.destructive_hint is False
-    assert all(tool.annotations.open_world_hint is False for tool in tools.values())
+    # Only a notebook run reaches past the workspace (the user's code may use the network).
+    assert [n for n, t in tools.items() if t.annotations.open_world_hint] == ["notebook_run"]
     assert "approv" in tools["run_workflow"].description
     assert tools["read_file"].input_schema["required"] == ["path"]
 

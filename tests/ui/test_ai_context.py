@@ -6,6 +6,7 @@ the prompt and checks what the model received."""
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from typing import TYPE_CHECKING
 
@@ -32,11 +33,16 @@ def chips(page: Page) -> Locator:
     return page.locator(f"{PANEL} .jp-TeraxAi-chips li")
 
 
-def asked(model_stub: ModelStub) -> str:
-    """What the model was last asked (the prompt with its attachments)."""
-    prompts = chat_prompts(model_stub)
-    assert prompts, "the model was never asked"
-    return prompts[-1]
+def asked(model_stub: ModelStub, starting: str) -> str:
+    """What the model was last asked (the prompt with its attachments), once the prompt
+    ``starting`` so has arrived: the chat's last echo may still be the turn before."""
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    while True:
+        prompts = chat_prompts(model_stub)
+        if (prompts and prompts[-1].startswith(starting)) or time.monotonic() > deadline:
+            assert prompts, "the model was never asked"
+            return prompts[-1]
+        time.sleep(0.1)
 
 
 def send(page: Page, prompt: str) -> None:
@@ -95,7 +101,7 @@ def test_the_keyboard_opens_the_panel_and_attaches_an_editor_selection(
     page.screenshot(path=artifact_name(request, "-chip"))
 
     send(page, "What do these lines do?")
-    prompt = asked(model_stub)
+    prompt = asked(model_stub, "What do these lines do?")
     assert prompt.startswith("What do these lines do?")
     assert f"from {path}" in prompt
     assert "line_2 = 2\nline_3 = 3" in prompt
@@ -140,7 +146,7 @@ def test_the_file_browser_attaches_a_file(
     expect(chips(page)).to_have_count(1, timeout=TIMEOUT_MS)
 
     send(page, "Summarize the notes.")
-    prompt = asked(model_stub)
+    prompt = asked(model_stub, "Summarize the notes.")
     assert f"{folder}/notes.md" in prompt
     assert "other.md" not in prompt
 
@@ -164,7 +170,7 @@ def test_a_terminal_block_and_a_terminal_selection_are_attached(
     expect(chip).to_have_attribute("data-kind", "block")
     expect(chip).to_contain_text(command)
     send(page, "Why did this print that?")
-    prompt = asked(model_stub)
+    prompt = asked(model_stub, "Why did this print that?")
     assert "Terminal block:" in prompt
     assert command in prompt
     # The output line, not only the command.
@@ -186,7 +192,7 @@ def test_a_terminal_block_and_a_terminal_selection_are_attached(
     expect(chip).to_contain_text("terminal selection")
     page.screenshot(path=artifact_name(request, "-selection"))
     send(page, "Explain the selection.")
-    prompt = asked(model_stub)
+    prompt = asked(model_stub, "Explain the selection.")
     assert "```console" in prompt
     assert marker in prompt.split("```console", 1)[1]
 
@@ -266,7 +272,7 @@ def test_a_notebook_cell_and_its_error_are_attached(
     expect(chip).to_contain_text("analysis.ipynb cell")
     expect(chip).not_to_contain_text("(")
     send(page, "What does this cell hold?")
-    prompt = asked(model_stub)
+    prompt = asked(model_stub, "What does this cell hold?")
     assert prompt.startswith("What does this cell hold?")
     assert f"Notebook cell {path}#cell-setup" in prompt
     assert "```python\nvalues = [1, 2, 3]\n```" in prompt
@@ -281,7 +287,7 @@ def test_a_notebook_cell_and_its_error_are_attached(
         "Fix the error", timeout=TIMEOUT_MS
     )
     expect(panel.locator(".jp-TeraxAi-markdown").last).to_contain_text("echo:", timeout=TIMEOUT_MS)
-    prompt = asked(model_stub)
+    prompt = asked(model_stub, "Fix the error the attached notebook cell raised.")
     assert prompt.startswith("Fix the error the attached notebook cell raised.")
     assert f"Notebook cell {path}#cell-broken" in prompt
     assert "total = sum(values) / 0" in prompt

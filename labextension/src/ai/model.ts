@@ -262,6 +262,7 @@ export class AiSessionModel implements IDisposable {
   setRules(rules: IAiRule[]): Promise<boolean> {
     return this._request(async () => {
       this._session = await setRules(this.id, rules);
+      this._changes++;
       this._state = { ...this._state, rules: this._session.rules };
     });
   }
@@ -276,6 +277,7 @@ export class AiSessionModel implements IDisposable {
   ): Promise<boolean> {
     return this._request(async () => {
       this._session = await updateSession(this.id, fields);
+      this._changes++;
       this._state = { ...this._state, planMode: this._session.plan_mode };
     });
   }
@@ -357,7 +359,8 @@ export class AiSessionModel implements IDisposable {
   }
 
   private async _reload(): Promise<void> {
-    const session = await getSession(this.id);
+    const changes = this._changes;
+    const loaded = await getSession(this.id);
     const [messages, records] = await Promise.all([
       getMessages(this.id),
       getToolCalls(this.id)
@@ -365,6 +368,20 @@ export class AiSessionModel implements IDisposable {
     if (this._isDisposed) {
       return;
     }
+    // A change the user made while this loaded (plan mode, rules, the model)
+    // is newer than what was read: keep it.
+    const newer = this._changes !== changes ? this._session : null;
+    const session: IAiSession = newer
+      ? {
+          ...loaded,
+          title: newer.title,
+          agent: newer.agent,
+          provider: newer.provider,
+          model: newer.model,
+          plan_mode: newer.plan_mode,
+          rules: newer.rules
+        }
+      : loaded;
     this._session = session;
     const previous = this._state.turns.length ? this._state : undefined;
     this._state = buildChat(session, messages, records, previous);
@@ -552,6 +569,9 @@ export class AiSessionModel implements IDisposable {
   private _session: IAiSession | null = null;
   private _loading = false;
   private _busy = 0;
+  // Counts the session changes the user made (update, setRules), so a reload
+  // begun before one does not undo it.
+  private _changes = 0;
   private _isDisposed = false;
   private _socket: WebSocket | null = null;
   private _feed: IEventFeed | null = null;

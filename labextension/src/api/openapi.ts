@@ -6324,10 +6324,19 @@ export interface components {
             max_output_tokens?: number;
             steps: number;
             started_at?: number;
+            /** @description A 'tool' run's call, in the session's tool calls. */
+            tool_call_id?: string;
         };
-        /** @description A 'prompt' for the model, or a 'replay' of a saved browser workflow (no model call; a destructive workflow asks the user first, as the agent's tool does). */
+        /** @description A 'prompt' for the model, a 'replay' of a saved browser workflow (no model call; a destructive workflow asks the user first, as the agent's tool does), or one notebook 'tool' call an external agent asks for (no model call; approved like the agent's own). */
         AiRunRequest: {
             prompt?: string;
+            tool?: {
+                /** @enum {string} */
+                name: "notebook_edit" | "notebook_create" | "notebook_run" | "notebook_run_status" | "notebook_interrupt" | "notebook_restart" | "kernel_variables";
+                arguments?: Record<string, never>;
+                /** @description Who asks (the MCP client's name), shown as the prompt. */
+                caller?: string;
+            };
             replay?: {
                 workflow: string;
                 inputs?: {

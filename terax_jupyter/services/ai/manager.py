@@ -34,6 +34,7 @@ from terax_jupyter.services.ai.replays import parse_replay
 from terax_jupyter.services.ai.runner import AgentRun, RunSpec, new_call_id
 from terax_jupyter.services.ai.runtime import AgentRuntime, RuntimeSettings
 from terax_jupyter.services.ai.store import AiStore
+from terax_jupyter.services.ai.tool_requests import parse_tool_request
 from terax_jupyter.services.ai.toolbox import Toolbox
 from terax_jupyter.services.ai.tools.processes import ProcessRegistry
 from terax_jupyter.services.ai.worker import StoreWorker
@@ -421,12 +422,16 @@ class AiManager(LoggingConfigurable):
         if not isinstance(body, dict):
             raise InvalidRequest("The body is a JSON object.", reason="invalid_parameter")
         replay = parse_replay(body["replay"]) if "replay" in body else None
+        tool_request = parse_tool_request(body["tool"]) if "tool" in body else None
+        if len([key for key in ("prompt", "replay", "tool") if key in body]) > 1:
+            raise InvalidRequest(
+                "A run has a 'prompt', a 'replay' or a 'tool', one of them.",
+                reason="invalid_parameter",
+            )
         if replay is not None:
-            if "prompt" in body:
-                raise InvalidRequest(
-                    "A run has a 'prompt' or a 'replay', not both.", reason="invalid_parameter"
-                )
             prompt: object = replay.prompt
+        elif tool_request is not None:
+            prompt = tool_request.prompt
         else:
             prompt = body.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip() or len(prompt) > MAX_PROMPT_CHARS:
@@ -434,7 +439,7 @@ class AiManager(LoggingConfigurable):
                 f"'prompt' is required text of at most {MAX_PROMPT_CHARS} characters.",
                 reason="invalid_parameter",
             )
-        run_fields = {"prompt", "max_output_tokens", "replay"}
+        run_fields = {"prompt", "max_output_tokens", "replay", "tool"}
         unknown = set(body) - run_fields - {"agent", "provider", "model", "plan_mode"}
         if unknown:
             raise InvalidRequest(
@@ -466,6 +471,10 @@ class AiManager(LoggingConfigurable):
             # No model is asked: a session without one may replay too.
             settings["provider"] = settings.get("provider") or ""
             settings["model"] = settings.get("model") or "replay"
+        if tool_request is not None:
+            direct = tool_request.call(new_call_id())
+            settings["provider"] = settings.get("provider") or ""  # no model is asked
+            settings["model"] = settings.get("model") or "external"
         if settings.get("provider") is None or settings.get("model") is None:
             raise InvalidRequest(
                 "Choose a provider and a model for this session first.", reason="no_model"
@@ -492,6 +501,11 @@ class AiManager(LoggingConfigurable):
         if agent.subagent:
             raise InvalidRequest(
                 f"{agent.name!r} runs only as a sub-agent.", reason="invalid_parameter"
+            )
+        if tool_request is not None and tool_request.name not in agent.tools:
+            raise InvalidRequest(
+                f"The session's agent {agent.name!r} has no tool {tool_request.name}.",
+                reason="invalid_parameter",
             )
         local = self.catalog.get(settings["provider"]).local if settings["provider"] else True
         model = self.models.lookup(settings["provider"], settings["model"], local=local)
@@ -546,7 +560,10 @@ class AiManager(LoggingConfigurable):
         run.task = asyncio.create_task(
             run.execute(prompt, direct=direct), name=f"terax-ai-run-{run_id}"
         )
-        return run.describe()
+        described = run.describe()
+        if tool_request is not None and direct is not None:
+            described["tool_call_id"] = direct.id  # follow it in the session's tool calls
+        return described
 
     def output_ceiling(self, model: ModelInfo) -> int:
         """The most output tokens a run of ``model`` may ask for: the configured ceiling, and

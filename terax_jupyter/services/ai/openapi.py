@@ -14,6 +14,7 @@ from terax_jupyter.apispec import (
     websocket_responses,
 )
 from terax_jupyter.services.ai import wire
+from terax_jupyter.services.ai.tool_requests import EXTERNAL_TOOLS
 
 _OBJECT = {"type": "object"}
 
@@ -141,15 +142,34 @@ SCHEMAS: dict[str, Any] = {
             },
             "steps": {"type": "integer"},
             "started_at": {"type": "number"},
+            "tool_call_id": {
+                "type": "string",
+                "description": "A 'tool' run's call, in the session's tool calls.",
+            },
         },
     },
     "AiRunRequest": {
         "type": "object",
-        "description": "A 'prompt' for the model, or a 'replay' of a saved browser workflow "
-        "(no model call; a destructive workflow asks the user first, as the agent's tool does).",
+        "description": "A 'prompt' for the model, a 'replay' of a saved browser workflow "
+        "(no model call; a destructive workflow asks the user first, as the agent's tool does), "
+        "or one notebook 'tool' call an external agent asks for (no model call; approved like "
+        "the agent's own).",
         "additionalProperties": False,
         "properties": {
             "prompt": {"type": "string", "minLength": 1},
+            "tool": {
+                "type": "object",
+                "required": ["name"],
+                "additionalProperties": False,
+                "properties": {
+                    "name": {"type": "string", "enum": list(EXTERNAL_TOOLS)},
+                    "arguments": {"type": "object"},
+                    "caller": {
+                        "type": "string",
+                        "description": "Who asks (the MCP client's name), shown as the prompt.",
+                    },
+                },
+            },
             "replay": {
                 "type": "object",
                 "required": ["workflow"],
