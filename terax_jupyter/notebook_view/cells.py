@@ -1,8 +1,9 @@
 """A notebook's JSON as cells: stable ids (or marked fallback ids), source hashes, run state.
 
-Parsed with json and nbformat's v4 converter, without schema validation: fast, and nothing in
-a notebook is trusted anyway. Nothing here reads a file or redacts: the caller brings the
-text (through its security layer) and the redactor.
+Parsed with json, its multi-line strings joined as nbformat's reader does, without nbformat's
+NotebookNode conversion or schema validation: fast, and nothing in a notebook is trusted
+anyway. Nothing here reads a file or redacts: the caller brings the text (through its
+security layer) and the redactor.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-import nbformat
 from nbformat.reader import get_version
 
 from terax_jupyter.exceptions import InvalidRequest, Unsupported
@@ -129,6 +129,11 @@ def _parsed(path: str, text: str) -> Notebook:
     return notebook_of(path, raw_notebook(path, text))
 
 
+def forget_parsed() -> None:
+    """Drop the kept parses (a benchmark's cold start)."""
+    _parsed.cache_clear()
+
+
 def raw_notebook(path: str, text: str) -> dict[str, Any]:
     """The notebook's JSON, checked to be nbformat 4 with a list of cells."""
     try:
@@ -169,19 +174,13 @@ def raw_notebook(path: str, text: str) -> dict[str, Any]:
 def notebook_of(path: str, raw: dict[str, Any]) -> Notebook:
     """The cells of a notebook ``raw_notebook`` checked."""
     minor = get_version(raw)[1]
-    try:
-        book = nbformat.versions[4].to_notebook_json(raw, minor=minor)
-    except (AttributeError, KeyError, TypeError) as error:
-        raise InvalidRequest(
-            f"{path} is not a valid notebook: {error}.", reason="invalid_notebook"
-        ) from None
-    metadata = _mapping(book.get("metadata"))
+    metadata = _mapping(raw.get("metadata"))
     spec = _mapping(metadata.get("kernelspec"))
     language = metadata.get("language_info")
     return Notebook(
         path=path,
         version=f"4.{minor if isinstance(minor, int) else 0}",
-        cells=tuple(_cells(book["cells"])),
+        cells=tuple(_cells(raw["cells"])),
         kernel_name=_text_or_none(spec.get("name")),
         kernel_display=_text_or_none(spec.get("display_name")),
         language=_text_or_none(language.get("name")) if isinstance(language, dict) else None,
@@ -207,11 +206,39 @@ def _cells(raw_cells: list[dict[str, Any]]) -> list[Cell]:
                 source=source,
                 execution_count=count if isinstance(count, int) else None,
                 executed_hash=_executed_hash(metadata),
-                outputs=outputs if isinstance(outputs, list) else [],
+                outputs=_rejoined(outputs) if isinstance(outputs, list) else [],
                 attachments=list(attachments) if isinstance(attachments, dict) else [],
             )
         )
     return cells
+
+
+def _rejoined(outputs: list[Any]) -> list[Any]:
+    """Outputs with their multi-line strings (stored as lists of lines) joined, as nbformat's
+    reader joins them: a stream's text and a bundle's values, but not JSON ones. Done here
+    on the parsed JSON, without nbformat's conversion of every dict into a NotebookNode (most
+    of a large notebook's parse time)."""
+    for output in outputs:
+        if not isinstance(output, dict):
+            continue
+        if output.get("output_type") in ("execute_result", "display_data"):
+            data = _mapping(output.get("data"))
+            for mime, value in data.items():
+                if _lines(value) and not _is_json_mime(mime):
+                    data[mime] = "".join(value)
+        elif _lines(output.get("text")):
+            output["text"] = "".join(output["text"])
+    return outputs
+
+
+def _lines(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(line, str) for line in value)
+
+
+def _is_json_mime(mime: str) -> bool:
+    return mime == "application/json" or (
+        mime.startswith("application/") and mime.endswith("+json")
+    )
 
 
 def _executed_hash(metadata: dict[str, Any]) -> str | None:

@@ -53,3 +53,29 @@ def test_a_bad_notebook_is_refused_each_time() -> None:
     for _ in range(2):
         with pytest.raises(InvalidRequest):
             parse_notebook("bad.ipynb", "{not json")
+
+
+def test_multi_line_strings_on_disk_are_joined_as_nbformat_joins_them() -> None:
+    book = json.loads(notebook_text("print(1)"))
+    book["cells"][0]["source"] = ["print(1)\n", "print(2)"]
+    book["cells"][0]["outputs"] = [
+        {"output_type": "stream", "name": "stdout", "text": ["1\n", "2\n"]},
+        {
+            "output_type": "display_data",
+            "metadata": {},
+            "data": {
+                "text/plain": ["   a  b\n", "0  1  2"],
+                "image/png": ["iVBOR\n", "w0KG"],
+                "application/json": {"rows": ["x", "y"]},
+                "application/vnd.custom+json": ["x", "y"],
+            },
+        },
+    ]
+    [cell] = parse_notebook("lines.ipynb", json.dumps(book)).cells
+    assert cell.source == "print(1)\nprint(2)"
+    stream, display = cell.outputs
+    assert stream["text"] == "1\n2\n"
+    assert display["data"]["text/plain"] == "   a  b\n0  1  2"
+    assert display["data"]["image/png"] == "iVBOR\nw0KG"
+    assert display["data"]["application/json"] == {"rows": ["x", "y"]}
+    assert display["data"]["application/vnd.custom+json"] == ["x", "y"]  # JSON stays JSON
