@@ -49,6 +49,13 @@ class ExternalCalls:
             session_id, call_id = await self._start(name, arguments, caller)
             call = await self._outcome(session_id, call_id, name, wait)
         result = str(call.get("result") or "")
+        data = call.get("data")
+        shown = data.get("images") if isinstance(data, dict) else None
+        if isinstance(shown, list) and shown:
+            result += (
+                f"\n[The {len(shown)} image(s) named above are not sent through {name} over "
+                "MCP: read the cell with notebook_read to get them as images.]"
+            )
         if call["status"] == "denied":
             raise ToolError(f"The user denied this {name} call in the Terax AI panel. {result}")
         if call["status"] == "error" or call.get("is_error"):

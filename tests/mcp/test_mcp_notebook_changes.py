@@ -4,6 +4,7 @@ agent, exactly as the built-in agent's calls are, and nothing happens before tha
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
@@ -160,3 +161,29 @@ def test_a_run_is_approved_then_followed_to_its_output(
     status = mcp_session.text("notebook_run_status", handle=handle, wait=40)
     assert "x is 40" in started + status
     assert "untrusted-data-" in started + status
+
+
+def test_a_runs_images_are_pointed_to_notebook_read(
+    mcp_session: McpSession, live: LiveTerax
+) -> None:
+    from tests.services.ai.tools.test_notebook_read import tiny_png
+
+    encoded = base64.b64encode(tiny_png(32, 16)).decode()
+    book = nbformat.v4.new_notebook()
+    book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    cell = nbformat.v4.new_code_cell(
+        "import base64\nfrom IPython.display import Image, display\n"
+        f"display(Image(data=base64.b64decode({encoded!r})))"
+    )
+    cell.id = "plot"
+    book.cells.append(cell)
+    (live.root / "plot.ipynb").write_text(nbformat.writes(book))
+    with User(live, {"decision": "approve"}):
+        started = mcp_session.text("notebook_run", path="plot.ipynb", ids=["plot"], wait=40)
+    match = re.search(r"Run ([0-9a-f]{16}) of ", started)
+    assert match, started
+    status = started
+    if "image/png" not in status:
+        status += mcp_session.text("notebook_run_status", handle=match.group(1), wait=40)
+    assert "image/png, " in status
+    assert "read the cell with notebook_read to get them as images" in status
