@@ -179,8 +179,10 @@ def start_lab(
     keyed_stub: ModelStub,
     base_url: str = "/",
     env: dict[str, str] | None = None,
+    python: str | None = None,
 ) -> Iterator[LabServer]:
-    """Start a lab as the ``lab`` fixture does; ``env`` adds to its environment (a policy)."""
+    """Start a lab as the ``lab`` fixture does; ``env`` adds to its environment (a policy),
+    ``python`` is the interpreter of another environment to run it with (this one's if None)."""
     home = tmp_path_factory.mktemp("lab-home")
     root = tmp_path_factory.mktemp("workspace")
     make_project(root)
@@ -188,7 +190,7 @@ def start_lab(
     token = secrets.token_hex(16)
     log = home / "lab.log"
     command = [
-        sys.executable,
+        python or sys.executable,
         "-m",
         "jupyterlab",
         "--allow-root",

@@ -113,6 +113,39 @@ def _review(page: Page, approval_id: str) -> Locator:
     return review
 
 
+def _review_and_reject_first_hunk(page: Page, approval_id: str) -> Locator:
+    """Open the review of the change set, check it cell by cell and reject its first hunk
+    from the keyboard; Apply then takes the other two (the review is returned, focused)."""
+    review = _review(page, approval_id)
+    values, insert = review.locator(".jp-TeraxAiReview-cell").all()
+    expect(values).to_have_attribute("data-op", "replace")
+    expect(values.locator(".jp-TeraxAiReview-unit")).to_have_count(2)
+    expect(values).to_contain_text("+value_2 = 'two'")
+    expect(insert).to_have_attribute("data-op", "insert")
+    expect(insert).to_contain_text("+## Totals")
+    # From the keyboard: the first hunk is active; reject it, which moves to the next.
+    first = values.locator(".jp-TeraxAiReview-unit").nth(0)
+    expect(first).to_have_attribute("aria-current", "true")
+    review.focus()
+    page.keyboard.press("Alt+Shift+R")
+    expect(first).to_have_attribute("data-state", "rejected")
+    expect(values).to_have_attribute("data-state", "partial")
+    expect(values.locator(".jp-TeraxAiReview-unit").nth(1)).to_have_attribute(
+        "aria-current", "true"
+    )
+    apply = review.locator("[data-action='apply']")
+    expect(apply).to_have_text("Apply 2 of 3 Hunks")
+    return review
+
+
+def _assert_applied(cells: list[list[str]]) -> None:
+    """The open notebook took the kept hunks and the insert; the user's typing is there."""
+    assert [cell[0] for cell in cells[:3]] == ["title", "values", "end"]
+    assert cells[0][2] == "title = 'Sales'  # typed, not saved"
+    assert cells[1][2] == LONG.replace("value_27 = 27\n", "value_27 = 'twenty-seven'\n")
+    assert cells[3][1:] == ["markdown", "## Totals"]
+
+
 def _tool_result(lab: LabServer, session_id: str) -> str:
     deadline = time.monotonic() + TIMEOUT_MS / 1000
     while time.monotonic() < deadline:
@@ -133,25 +166,8 @@ def test_a_change_set_goes_through_the_open_notebook_and_keeps_unsaved_edits(
     _type_into(panel, page, path, 0, "  # typed, not saved")
     approval = _propose(root_lab, model_stub, path)
 
-    review = _review(page, approval["id"])
-    values, insert = review.locator(".jp-TeraxAiReview-cell").all()
-    expect(values).to_have_attribute("data-op", "replace")
-    expect(values.locator(".jp-TeraxAiReview-unit")).to_have_count(2)
-    expect(values).to_contain_text("+value_2 = 'two'")
-    expect(insert).to_have_attribute("data-op", "insert")
-    expect(insert).to_contain_text("+## Totals")
-    # From the keyboard: the first hunk is active; reject it, which moves to the next.
-    first = values.locator(".jp-TeraxAiReview-unit").nth(0)
-    expect(first).to_have_attribute("aria-current", "true")
-    review.focus()
-    page.keyboard.press("Alt+Shift+R")
-    expect(first).to_have_attribute("data-state", "rejected")
-    expect(values).to_have_attribute("data-state", "partial")
-    expect(values.locator(".jp-TeraxAiReview-unit").nth(1)).to_have_attribute(
-        "aria-current", "true"
-    )
-    apply = review.locator("[data-action='apply']")
-    expect(apply).to_have_text("Apply 2 of 3 Hunks")
+    review = _review_and_reject_first_hunk(page, approval["id"])
+    values = review.locator(".jp-TeraxAiReview-cell").first
     page.screenshot(path=artifact_name(request, "-light"))
     change_theme(page, DARK)
     try:
@@ -164,11 +180,7 @@ def test_a_change_set_goes_through_the_open_notebook_and_keeps_unsaved_edits(
     outcome = review.locator("[data-outcome]")
     expect(outcome).to_have_attribute("data-outcome", "applied", timeout=TIMEOUT_MS)
     # The open notebook took the change: the user's typing is still there, saved with it.
-    cells = page.evaluate(CELL_SOURCES, path)
-    assert [cell[0] for cell in cells[:3]] == ["title", "values", "end"]
-    assert cells[0][2] == "title = 'Sales'  # typed, not saved"
-    assert cells[1][2] == LONG.replace("value_27 = 27\n", "value_27 = 'twenty-seven'\n")
-    assert cells[3][1:] == ["markdown", "## Totals"]
+    _assert_applied(page.evaluate(CELL_SOURCES, path))
     assert not page.evaluate(DIRTY, path)
     on_disk = json.loads((root_lab.root / path).read_text(encoding="utf-8"))
     assert [c["id"] for c in on_disk["cells"]][:3] == ["title", "values", "end"]

@@ -23,10 +23,12 @@ import { IDocumentManager } from '@jupyterlab/docmanager';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 
 import {
+  type IRoomDocumentLike,
   type ISharedNotebookLike,
   ReviewModel,
   ReviewPanel,
   reviewIcon,
+  saveThroughRoom,
   setOpenNotebookFinder
 } from '../ai/review';
 import { PALETTE_CATEGORY, TRANSLATION_DOMAIN } from './constants';
@@ -107,9 +109,10 @@ export const aiReviewPlugin: JupyterFrontEndPlugin<void> = {
     // A notebook change set goes through the notebook open in Lab, if it is.
     setOpenNotebookFinder(path => {
       const widget = docManager?.findWidget(path);
-      const shared = (
-        widget?.context.model as { sharedModel?: unknown } | undefined
-      )?.sharedModel as Partial<ISharedNotebookLike> | undefined;
+      const model = widget?.context.model as
+        { sharedModel?: unknown; collaborative?: boolean } | undefined;
+      const shared = model?.sharedModel as
+        Partial<ISharedNotebookLike> | undefined;
       if (
         !widget ||
         !shared ||
@@ -118,9 +121,13 @@ export const aiReviewPlugin: JupyterFrontEndPlugin<void> = {
       ) {
         return null;
       }
+      const save = () => widget.context.save();
       return {
         sharedModel: shared as ISharedNotebookLike,
-        save: () => widget.context.save()
+        // With real-time collaboration the server's room saves the notebook.
+        save: model?.collaborative
+          ? () => saveThroughRoom(shared as unknown as IRoomDocumentLike, save)
+          : save
       };
     });
 

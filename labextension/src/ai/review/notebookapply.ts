@@ -54,6 +54,60 @@ export interface IOpenNotebook {
 }
 
 /**
+ * How long a notebook shared through a collaboration room waits for the room
+ * to save the change before saving it itself.
+ */
+export const ROOM_SAVE_MS = 10000;
+
+/**
+ * The shared document of a collaboration room, as far as saving needs it:
+ * the room (jupyter-collaboration's server) saves it by itself a moment after
+ * a change and then sets its `hash` state.
+ */
+export interface IRoomDocumentLike {
+  readonly changed: {
+    connect(slot: (sender: unknown, change: IStateChanges) => void): unknown;
+    disconnect(slot: (sender: unknown, change: IStateChanges) => void): unknown;
+  };
+}
+
+interface IStateChanges {
+  stateChange?: readonly { name: string }[];
+}
+
+/**
+ * Save a document a collaboration room shares: wait for the room's own save
+ * (its `hash` changes), and save explicitly only when none comes in
+ * `timeoutMs` (the room's autosave is off). An explicit save while another
+ * client types makes the room reload the file and drop that typing
+ * (jupyter-collaboration 5.0), so it is the last resort. Call it right after
+ * the change, in the same task.
+ */
+export function saveThroughRoom(
+  shared: IRoomDocumentLike,
+  save: () => Promise<void>,
+  timeoutMs = ROOM_SAVE_MS
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      shared.changed.disconnect(onChange);
+    };
+    const onChange = (_: unknown, change: IStateChanges): void => {
+      if (change.stateChange?.some(state => state.name === 'hash')) {
+        done();
+        resolve();
+      }
+    };
+    const timer = setTimeout(() => {
+      done();
+      save().then(resolve, reject);
+    }, timeoutMs);
+    shared.changed.connect(onChange);
+  });
+}
+
+/**
  * Finds the notebook open at a path (null: it is not open, the server
  * writes the file).
  */
