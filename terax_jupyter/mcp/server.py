@@ -5,10 +5,11 @@ security layer (deny-list, workspace roots, redaction, browser policy, approvals
 from __future__ import annotations
 
 import contextlib
+import inspect
 import logging
 import signal
 import sys
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -32,12 +33,14 @@ from terax_jupyter.notebook_view import views
 from terax_jupyter.notebook_view.cells import check_path, parse_notebook
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Awaitable, Callable, Iterator
 
     from terax_jupyter.mcp.connection import Connection
     from terax_jupyter.notebook_view.cells import Notebook
 
 log = logging.getLogger(__name__)
+
+Tool = TypeVar("Tool", bound="Callable[..., Awaitable[str]]")
 
 INSTRUCTIONS = (
     "Terax is the user's JupyterLab development environment. These tools act through the "
@@ -261,6 +264,18 @@ def build_server(connection: Connection) -> MCPServer:
 
     external = ExternalCalls(c)
 
+    def asks_the_user(annotations: ToolAnnotations) -> Callable[[Tool], Tool]:
+        """Register a tool whose call waits for the user's approval; its description says so."""
+
+        def register(fn: Tool) -> Tool:
+            description = inspect.cleandoc(fn.__doc__ or "") + APPROVAL_NOTE
+            server.add_tool(
+                fn, annotations=annotations, structured_output=False, description=description
+            )
+            return fn
+
+        return register
+
     async def through_terax(
         ctx: Context, name: str, approval_wait: int, arguments: dict[str, Any]
     ) -> str:
@@ -269,7 +284,7 @@ def build_server(connection: Connection) -> MCPServer:
             text = await external.call(name, given, caller=_caller(ctx), wait=approval_wait)
             return c.redact(text)
 
-    @server.tool(annotations=CHANGE, structured_output=False)
+    @asks_the_user(CHANGE)
     async def notebook_edit(
         ctx: Context,
         path: WorkspacePath,
@@ -287,7 +302,7 @@ def build_server(connection: Connection) -> MCPServer:
         JupyterLab is changed through the page, keeping the user's unsaved edits."""
         return await through_terax(ctx, "notebook_edit", wait, {"path": path, "ops": ops})
 
-    @server.tool(annotations=CHANGE, structured_output=False)
+    @asks_the_user(CHANGE)
     async def notebook_create(
         ctx: Context,
         path: WorkspacePath,
@@ -298,7 +313,7 @@ def build_server(connection: Connection) -> MCPServer:
         notebook_edit (insert with after null). Refused if the file exists."""
         return await through_terax(ctx, "notebook_create", wait, {"path": path, "kernel": kernel})
 
-    @server.tool(annotations=RUN, structured_output=False)
+    @asks_the_user(RUN)
     async def notebook_run(
         ctx: Context,
         path: WorkspacePath,
@@ -339,7 +354,7 @@ def build_server(connection: Connection) -> MCPServer:
         the cells after it do not run."""
         return await through_terax(ctx, "notebook_interrupt", DEFAULT_WAIT_S, {"handle": handle})
 
-    @server.tool(annotations=DESTROY, structured_output=False)
+    @asks_the_user(DESTROY)
     async def notebook_restart(
         ctx: Context, path: WorkspacePath, wait: Wait = DEFAULT_WAIT_S
     ) -> str:
@@ -357,11 +372,6 @@ def build_server(connection: Connection) -> MCPServer:
         return await through_terax(
             ctx, "kernel_variables", DEFAULT_WAIT_S, {"path": path, "limit": limit}
         )
-
-    for name in ("notebook_edit", "notebook_create", "notebook_run", "notebook_restart"):
-        tool = server._tool_manager.get_tool(name)
-        assert tool is not None
-        tool.description = (tool.description or "") + APPROVAL_NOTE
 
     # -- terminals -------------------------------------------------------------------------
 
